@@ -1,0 +1,295 @@
+//! [`DeviceArray`]: a typed n-dimensional array on a device, and the user-level operations
+//! that build and run [`Op`]s.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::backend::BufferRef;
+use crate::device::Device;
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::expr::{Expr, Program};
+use crate::op::{Op, ReduceKind};
+use crate::shape::Shape;
+
+/// An n-dimensional array of `T` in a device's memory. Arrays are immutable: every
+/// operation returns a new array, and `clone` shares the buffer.
+pub struct DeviceArray<T: Element> {
+    device: Device,
+    buffer: BufferRef,
+    shape: Shape,
+    _elem: PhantomData<T>,
+}
+
+impl<T: Element> Clone for DeviceArray<T> {
+    fn clone(&self) -> Self {
+        DeviceArray {
+            device: self.device.clone(),
+            buffer: self.buffer.clone(),
+            shape: self.shape.clone(),
+            _elem: PhantomData,
+        }
+    }
+}
+
+impl<T: Element> fmt::Debug for DeviceArray<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DeviceArray<{}>{} on {}", T::DTYPE, self.shape, self.device.id())
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// Wraps a device buffer, checking that its dtype and length match `T` and `shape`.
+    pub fn from_parts(device: Device, buffer: BufferRef, shape: Shape) -> Result<Self> {
+        if buffer.dtype() != T::DTYPE {
+            return Err(Error::DTypeMismatch {
+                context: "DeviceArray buffer".into(),
+                expected: T::DTYPE,
+                found: buffer.dtype(),
+            });
+        }
+        if buffer.len() != shape.numel() {
+            return Err(Error::LengthMismatch {
+                len: buffer.len(),
+                shape: shape.dims().to_vec(),
+                expected: shape.numel(),
+            });
+        }
+        Ok(DeviceArray { device, buffer, shape, _elem: PhantomData })
+    }
+
+    pub(crate) fn upload_slice(device: &Device, data: &[T], shape: Shape) -> Result<Self> {
+        if data.len() != shape.numel() {
+            return Err(Error::LengthMismatch {
+                len: data.len(),
+                shape: shape.dims().to_vec(),
+                expected: shape.numel(),
+            });
+        }
+        let buffer = device.backend().upload(T::host_slice(data))?;
+        DeviceArray::from_parts(device.clone(), buffer, shape)
+    }
+
+    /// Uploads `data` (row-major) to `device` as an array of `shape`.
+    pub fn from_slice(device: &Device, data: &[T], shape: &[usize]) -> Result<Self> {
+        device.from_slice(data, shape)
+    }
+
+    /// The dimensions.
+    pub fn shape(&self) -> &[usize] {
+        self.shape.dims()
+    }
+
+    /// The shape as a [`Shape`].
+    pub fn shape_ref(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.ndim()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.numel()
+    }
+
+    /// True when the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The runtime dtype (`T::DTYPE`).
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
+    /// The device that holds the array.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The device buffer.
+    pub fn buffer(&self) -> &BufferRef {
+        &self.buffer
+    }
+
+    /// Copies the elements to the host, row-major.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let host = self.device.backend().download(&self.buffer)?;
+        let found = host.dtype();
+        T::from_host_vec(host).ok_or(Error::DTypeMismatch { context: "download".into(), expected: T::DTYPE, found })
+    }
+
+    /// Copies the array to the host as an `ndarray` of dynamic dimension.
+    pub fn to_ndarray(&self) -> Result<ndarray::ArrayD<T>> {
+        ndarray::ArrayD::from_shape_vec(self.shape.dims(), self.to_vec()?)
+            .map_err(|e| Error::InvalidShape(e.to_string()))
+    }
+
+    /// The single element of a one-element array (a reduction's result, say).
+    pub fn to_scalar(&self) -> Result<T> {
+        match self.to_vec()?.as_slice() {
+            [x] => Ok(*x),
+            v => Err(Error::LengthMismatch { len: v.len(), shape: self.shape().to_vec(), expected: 1 }),
+        }
+    }
+
+    /// The same elements under another shape with the same element count (no copy).
+    pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
+        let shape = Shape::new(shape)?;
+        if shape.numel() != self.len() {
+            return Err(Error::LengthMismatch {
+                len: self.len(),
+                shape: shape.dims().to_vec(),
+                expected: shape.numel(),
+            });
+        }
+        Ok(DeviceArray { shape, ..self.clone() })
+    }
+
+    fn run<U: Element>(&self, op: Op, inputs: &[&BufferRef], shapes: &[(DType, &Shape)]) -> Result<DeviceArray<U>> {
+        let (dtype, shape) = op.output(shapes)?;
+        if dtype != U::DTYPE {
+            return Err(Error::DTypeMismatch {
+                context: format!("result of {}", op.name()),
+                expected: U::DTYPE,
+                found: dtype,
+            });
+        }
+        let buffer = self.device.backend().execute(&op, inputs)?;
+        DeviceArray::from_parts(self.device.clone(), buffer, shape)
+    }
+
+    fn unary_op<U: Element>(&self, op: Op) -> Result<DeviceArray<U>> {
+        self.run(op, &[&self.buffer], &[(T::DTYPE, &self.shape)])
+    }
+
+    /// Applies an elementwise expression of the element (`|x| x * 2.0 + 1.0`); the result
+    /// keeps the dtype `T` (use [`DeviceArray::map_to`] when it changes).
+    pub fn map(&self, f: impl FnOnce(Expr) -> Expr) -> Result<DeviceArray<T>> {
+        self.map_to(f)
+    }
+
+    /// [`DeviceArray::map`] with a result of another dtype (`|x| x.cast(DType::I32)`).
+    pub fn map_to<U: Element>(&self, f: impl FnOnce(Expr) -> Expr) -> Result<DeviceArray<U>> {
+        map(&[self], |a| f(a[0].clone()))
+    }
+
+    /// Elementwise expression of two arrays, broadcast together (`|x, y| x * y`).
+    pub fn zip_map(&self, other: &DeviceArray<T>, f: impl FnOnce(Expr, Expr) -> Expr) -> Result<DeviceArray<T>> {
+        map(&[self, other], |a| f(a[0].clone(), a[1].clone()))
+    }
+
+    fn reduce<U: Element>(&self, kind: ReduceKind, axis: Option<usize>) -> Result<DeviceArray<U>> {
+        self.unary_op(Op::Reduce { kind, axis, shape: self.shape.clone() })
+    }
+
+    /// Sum of all elements (`None`, a 0-d array) or along `axis`. Floats sum pairwise;
+    /// integers wrap. The sum of no elements is 0.
+    pub fn sum(&self, axis: Option<usize>) -> Result<DeviceArray<T>> {
+        self.reduce(ReduceKind::Sum, axis)
+    }
+
+    /// Product of all elements or along `axis`; of no elements, 1.
+    pub fn prod(&self, axis: Option<usize>) -> Result<DeviceArray<T>> {
+        self.reduce(ReduceKind::Prod, axis)
+    }
+
+    /// Minimum (NaN-propagating); an error on an empty array.
+    pub fn min(&self, axis: Option<usize>) -> Result<DeviceArray<T>> {
+        self.reduce(ReduceKind::Min, axis)
+    }
+
+    /// Maximum (NaN-propagating); an error on an empty array.
+    pub fn max(&self, axis: Option<usize>) -> Result<DeviceArray<T>> {
+        self.reduce(ReduceKind::Max, axis)
+    }
+
+    /// Mean; f64 for integer arrays. The mean of no elements is NaN.
+    pub fn mean(&self, axis: Option<usize>) -> Result<DeviceArray<T::Mean>> {
+        self.reduce(ReduceKind::Mean, axis)
+    }
+
+    /// Index of the first minimum (of all elements, row-major, or along `axis`).
+    pub fn argmin(&self, axis: Option<usize>) -> Result<DeviceArray<u32>> {
+        self.reduce(ReduceKind::ArgMin, axis)
+    }
+
+    /// Index of the first maximum.
+    pub fn argmax(&self, axis: Option<usize>) -> Result<DeviceArray<u32>> {
+        self.reduce(ReduceKind::ArgMax, axis)
+    }
+
+    /// Matrix product: `[m, k] @ [k, n]` or batched `[b, m, k] @ [b, k, n]` (f32, f64).
+    pub fn matmul(&self, rhs: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        same_device(&self.device, &rhs.device)?;
+        let op = Op::Matmul { lhs: self.shape.clone(), rhs: rhs.shape.clone() };
+        self.run(op, &[&self.buffer, &rhs.buffer], &[(T::DTYPE, &self.shape), (T::DTYPE, &rhs.shape)])
+    }
+
+    /// Converts every element to `U` (rules in [`crate::expr`]).
+    pub fn cast<U: Element>(&self) -> Result<DeviceArray<U>> {
+        self.unary_op(Op::Cast { to: U::DTYPE })
+    }
+
+    /// Reverses the axes (the matrix transpose for 2-D arrays).
+    pub fn transpose(&self) -> Result<Self> {
+        self.permute(&(0..self.ndim()).rev().collect::<Vec<_>>())
+    }
+
+    /// Permutes the axes: output axis `i` is input axis `perm[i]`.
+    pub fn permute(&self, perm: &[usize]) -> Result<Self> {
+        self.unary_op(Op::Transpose { shape: self.shape.clone(), perm: perm.to_vec() })
+    }
+
+    /// A copy in a new buffer on the same device.
+    pub fn copy(&self) -> Result<Self> {
+        self.unary_op(Op::Copy)
+    }
+
+    /// The array on another device (a copy through the host when the devices differ).
+    pub fn to_device(&self, device: &Device) -> Result<Self> {
+        if *device == self.device {
+            return Ok(self.clone());
+        }
+        device.from_slice(&self.to_vec()?, self.shape())
+    }
+}
+
+fn same_device(a: &Device, b: &Device) -> Result<()> {
+    if a != b {
+        return Err(Error::DeviceMismatch { lhs: a.id(), rhs: b.id() });
+    }
+    Ok(())
+}
+
+/// Runs one fused elementwise expression over several arrays, broadcast together (numpy
+/// rules). `f` receives one [`Expr`] per input; the result's element type `U` must be the
+/// expression's dtype.
+///
+/// The expression is type-checked before anything runs; backends compile each distinct
+/// expression once and reuse it.
+pub fn map<T: Element, U: Element>(
+    inputs: &[&DeviceArray<T>],
+    f: impl FnOnce(&[Expr]) -> Expr,
+) -> Result<DeviceArray<U>> {
+    let Some(first) = inputs.first() else {
+        return Err(Error::InvalidExpr("map needs at least one input array; use Device::full for constants".into()));
+    };
+    let args: Vec<Expr> = (0..inputs.len()).map(Expr::arg).collect();
+    let expr = f(&args);
+    let program = Program::compile(&expr, &vec![T::DTYPE; inputs.len()])?;
+    let mut shape = Shape::scalar();
+    for a in inputs {
+        same_device(&first.device, &a.device)?;
+        shape = shape.broadcast(&a.shape, "map")?;
+    }
+    let op =
+        Op::Map { program: Arc::new(program), input_shapes: inputs.iter().map(|a| a.shape.clone()).collect(), shape };
+    let buffers: Vec<&BufferRef> = inputs.iter().map(|a| &a.buffer).collect();
+    let shapes: Vec<(DType, &Shape)> = inputs.iter().map(|a| (T::DTYPE, &a.shape)).collect();
+    first.run(op, &buffers, &shapes)
+}

@@ -1,0 +1,305 @@
+//! Element types: the runtime [`DType`], the compile-time [`Element`] trait, scalars and
+//! typed host buffers that cross the backend boundary.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use serde::{Deserialize, Serialize};
+
+/// The element type of an array, known at run time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum DType {
+    /// IEEE 754 binary32.
+    F32,
+    /// IEEE 754 binary64.
+    F64,
+    /// Two's-complement 32-bit signed integer.
+    I32,
+    /// 32-bit unsigned integer.
+    U32,
+}
+
+impl DType {
+    /// Every dtype, in a fixed order.
+    pub const ALL: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
+
+    /// Size of one element in bytes.
+    pub const fn size_bytes(self) -> usize {
+        match self {
+            DType::F64 => 8,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+        }
+    }
+
+    /// True for F32 and F64.
+    pub const fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
+    /// True for I32 and U32.
+    pub const fn is_int(self) -> bool {
+        !self.is_float()
+    }
+
+    /// The lower-case name used in docs, the CLI and JSON (`f32`, `i32`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One value of some [`DType`]. Equality and hashing are by bits, so `NaN == NaN` here and
+/// `0.0 != -0.0`: a scalar is a key, not a number to compare.
+#[derive(Copy, Clone, Debug, Serialize, Deserialize)]
+pub enum Scalar {
+    /// An f32 value.
+    F32(f32),
+    /// An f64 value.
+    F64(f64),
+    /// An i32 value.
+    I32(i32),
+    /// A u32 value.
+    U32(u32),
+}
+
+impl Scalar {
+    /// The scalar's dtype.
+    pub const fn dtype(self) -> DType {
+        match self {
+            Scalar::F32(_) => DType::F32,
+            Scalar::F64(_) => DType::F64,
+            Scalar::I32(_) => DType::I32,
+            Scalar::U32(_) => DType::U32,
+        }
+    }
+
+    /// The value as f64 (exact for every dtype).
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::F32(v) => v as f64,
+            Scalar::F64(v) => v,
+            Scalar::I32(v) => v as f64,
+            Scalar::U32(v) => v as f64,
+        }
+    }
+
+    /// The raw bits, widened to 64.
+    pub fn to_bits(self) -> u64 {
+        match self {
+            Scalar::F32(v) => v.to_bits() as u64,
+            Scalar::F64(v) => v.to_bits(),
+            Scalar::I32(v) => v as u32 as u64,
+            Scalar::U32(v) => v as u64,
+        }
+    }
+
+    /// Zero of `dtype`.
+    pub fn zero(dtype: DType) -> Scalar {
+        match dtype {
+            DType::F32 => Scalar::F32(0.0),
+            DType::F64 => Scalar::F64(0.0),
+            DType::I32 => Scalar::I32(0),
+            DType::U32 => Scalar::U32(0),
+        }
+    }
+}
+
+impl PartialEq for Scalar {
+    fn eq(&self, other: &Self) -> bool {
+        self.dtype() == other.dtype() && self.to_bits() == other.to_bits()
+    }
+}
+
+impl Eq for Scalar {}
+
+impl Hash for Scalar {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.dtype().hash(state);
+        self.to_bits().hash(state);
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::F32(v) => write!(f, "{v:?}f32"),
+            Scalar::F64(v) => write!(f, "{v:?}f64"),
+            Scalar::I32(v) => write!(f, "{v}i32"),
+            Scalar::U32(v) => write!(f, "{v}u32"),
+        }
+    }
+}
+
+/// Borrowed host data of any dtype, as handed to [`crate::DeviceBackend::upload`].
+#[derive(Copy, Clone, Debug)]
+pub enum HostSlice<'a> {
+    /// f32 elements.
+    F32(&'a [f32]),
+    /// f64 elements.
+    F64(&'a [f64]),
+    /// i32 elements.
+    I32(&'a [i32]),
+    /// u32 elements.
+    U32(&'a [u32]),
+}
+
+impl HostSlice<'_> {
+    /// The elements' dtype.
+    pub fn dtype(&self) -> DType {
+        match self {
+            HostSlice::F32(_) => DType::F32,
+            HostSlice::F64(_) => DType::F64,
+            HostSlice::I32(_) => DType::I32,
+            HostSlice::U32(_) => DType::U32,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            HostSlice::F32(s) => s.len(),
+            HostSlice::F64(s) => s.len(),
+            HostSlice::I32(s) => s.len(),
+            HostSlice::U32(s) => s.len(),
+        }
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Copies the elements into an owned [`HostVec`].
+    pub fn to_host_vec(self) -> HostVec {
+        match self {
+            HostSlice::F32(s) => HostVec::F32(s.to_vec()),
+            HostSlice::F64(s) => HostVec::F64(s.to_vec()),
+            HostSlice::I32(s) => HostVec::I32(s.to_vec()),
+            HostSlice::U32(s) => HostVec::U32(s.to_vec()),
+        }
+    }
+}
+
+/// Owned host data of any dtype, as returned by [`crate::DeviceBackend::download`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostVec {
+    /// f32 elements.
+    F32(Vec<f32>),
+    /// f64 elements.
+    F64(Vec<f64>),
+    /// i32 elements.
+    I32(Vec<i32>),
+    /// u32 elements.
+    U32(Vec<u32>),
+}
+
+impl HostVec {
+    /// The elements' dtype.
+    pub fn dtype(&self) -> DType {
+        self.as_slice().dtype()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Borrows the elements.
+    pub fn as_slice(&self) -> HostSlice<'_> {
+        match self {
+            HostVec::F32(v) => HostSlice::F32(v),
+            HostVec::F64(v) => HostSlice::F64(v),
+            HostVec::I32(v) => HostSlice::I32(v),
+            HostVec::U32(v) => HostSlice::U32(v),
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+    impl Sealed for i32 {}
+    impl Sealed for u32 {}
+}
+
+/// A Rust scalar type that polycompute arrays can hold: `f32`, `f64`, `i32` or `u32`.
+///
+/// ```
+/// use polycompute_core::{DType, Element};
+/// assert_eq!(<f32 as Element>::DTYPE, DType::F32);
+/// ```
+pub trait Element:
+    sealed::Sealed
+    + Copy
+    + Default
+    + PartialEq
+    + PartialOrd
+    + fmt::Debug
+    + fmt::Display
+    + Send
+    + Sync
+    + Serialize
+    + for<'de> Deserialize<'de>
+    + 'static
+{
+    /// The runtime dtype of `Self`.
+    const DTYPE: DType;
+    /// The element type of `mean`: the type itself for floats, f64 for integers (as numpy).
+    type Mean: Element;
+    /// Wraps a value as a [`Scalar`].
+    fn to_scalar(self) -> Scalar;
+    /// Unwraps a [`Scalar`] of the same dtype.
+    fn from_scalar(s: Scalar) -> Option<Self>;
+    /// Views host elements as a [`HostSlice`].
+    fn host_slice(data: &[Self]) -> HostSlice<'_>;
+    /// Takes the elements out of a [`HostVec`] of the same dtype.
+    fn from_host_vec(v: HostVec) -> Option<Vec<Self>>;
+}
+
+macro_rules! element {
+    ($t:ty, $variant:ident, $mean:ty) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            type Mean = $mean;
+            fn to_scalar(self) -> Scalar {
+                Scalar::$variant(self)
+            }
+            fn from_scalar(s: Scalar) -> Option<Self> {
+                match s {
+                    Scalar::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn host_slice(data: &[Self]) -> HostSlice<'_> {
+                HostSlice::$variant(data)
+            }
+            fn from_host_vec(v: HostVec) -> Option<Vec<Self>> {
+                match v {
+                    HostVec::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+element!(f32, F32, f32);
+element!(f64, F64, f64);
+element!(i32, I32, f64);
+element!(u32, U32, f64);

@@ -1,0 +1,177 @@
+//! The one error type of polycompute.
+
+use crate::backend::BackendKind;
+use crate::dtype::DType;
+
+/// Every failure polycompute reports. Library code never panics on user input: each
+/// mistake a caller can make is one of these variants, with a message that says what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two shapes that numpy's broadcasting rules cannot combine.
+    #[error(
+        "{op}: shapes {lhs:?} and {rhs:?} do not broadcast (numpy rules: aligned from the \
+         right, each pair of dimensions must be equal or one of them 1); reshape or slice an input"
+    )]
+    ShapeMismatch {
+        /// The operation that combined the shapes.
+        op: &'static str,
+        /// The left shape.
+        lhs: Vec<usize>,
+        /// The right shape.
+        rhs: Vec<usize>,
+    },
+    /// `matmul` operands whose inner dimensions differ, or whose ranks are not 2 or 3.
+    #[error("matmul: {lhs:?} @ {rhs:?} is not defined: {why}")]
+    MatmulShape {
+        /// Shape of the left operand.
+        lhs: Vec<usize>,
+        /// Shape of the right operand.
+        rhs: Vec<usize>,
+        /// What is wrong with them.
+        why: String,
+    },
+    /// A reduction or transpose axis that the array does not have.
+    #[error("{op}: axis {axis} is out of range for an array of {ndim} dimension(s); use 0..{ndim}")]
+    AxisOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// The axis asked for.
+        axis: usize,
+        /// The array's number of dimensions.
+        ndim: usize,
+    },
+    /// min, max, argmin or argmax of an empty array (or along an empty axis).
+    #[error(
+        "{op} of an empty array (or along an empty axis) has no value; check the length first \
+         (sum and prod of an empty array are 0 and 1)"
+    )]
+    EmptyReduction {
+        /// The reduction.
+        op: &'static str,
+    },
+    /// Operands, or an array and its declared element type, of different dtypes.
+    #[error("dtype mismatch in {context}: expected {expected}, found {found}; insert an explicit cast")]
+    DTypeMismatch {
+        /// Where the mismatch was found.
+        context: String,
+        /// The dtype that was needed.
+        expected: DType,
+        /// The dtype that was given.
+        found: DType,
+    },
+    /// An `Expr` that uses an argument the call did not provide.
+    #[error("expression uses argument {index} but the call provides only {available} input(s)")]
+    MissingArgument {
+        /// The argument index used by the expression.
+        index: usize,
+        /// How many inputs were given.
+        available: usize,
+    },
+    /// An `Expr` that cannot be evaluated for its inputs' dtypes.
+    #[error("invalid expression: {0}")]
+    InvalidExpr(String),
+    /// Host data whose length disagrees with the shape it is uploaded as.
+    #[error("data has {len} element(s) but shape {shape:?} needs {expected}")]
+    LengthMismatch {
+        /// Elements given.
+        len: usize,
+        /// Shape asked for.
+        shape: Vec<usize>,
+        /// Elements the shape holds.
+        expected: usize,
+    },
+    /// A shape that cannot be used (overflowing element count, bad permutation, ...).
+    #[error("invalid shape: {0}")]
+    InvalidShape(String),
+    /// An array too large for the device or for 32-bit indexing.
+    #[error("array too large: {0}")]
+    TooLarge(String),
+    /// An op/dtype pair a device cannot run. Never replaced by a silent fallback.
+    #[error("{op} is not supported for {dtype} on {device}")]
+    Unsupported {
+        /// The operation.
+        op: String,
+        /// The dtype.
+        dtype: DType,
+        /// The device id, e.g. `wgpu:0`.
+        device: String,
+    },
+    /// A backend whose cargo feature was not enabled.
+    #[error("backend {kind} is not compiled in; rebuild polycompute with `--features {kind}`")]
+    BackendNotCompiled {
+        /// The backend.
+        kind: BackendKind,
+    },
+    /// A backend that is compiled in but cannot run here.
+    #[error("backend {kind} is unavailable: {reason}")]
+    BackendUnavailable {
+        /// The backend.
+        kind: BackendKind,
+        /// Why, e.g. "libcuda.so.1 not found" or "no adapter".
+        reason: String,
+    },
+    /// `POLYCOMPUTE_BACKEND` (or a device id) that names no backend.
+    #[error("unknown device {0:?}: use cpu, wgpu or cuda, optionally followed by :ordinal (e.g. cuda:1)")]
+    UnknownDevice(String),
+    /// A device ordinal past the last device of its backend.
+    #[error("device {kind}:{ordinal} does not exist: backend {kind} has {count} device(s)")]
+    NoSuchDevice {
+        /// The backend.
+        kind: BackendKind,
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the backend has.
+        count: usize,
+    },
+    /// Arrays on two devices used in one operation.
+    #[error("arrays live on different devices ({lhs} and {rhs}); move one with to_device()")]
+    DeviceMismatch {
+        /// One device id.
+        lhs: String,
+        /// The other device id.
+        rhs: String,
+    },
+    /// A device allocation that did not fit.
+    #[error("{device} is out of memory allocating {bytes} bytes; free arrays or split the work")]
+    OutOfMemory {
+        /// The device id.
+        device: String,
+        /// The size of the failed allocation.
+        bytes: u64,
+    },
+    /// A generated kernel that did not compile; carries the source and the compiler's log.
+    #[error("kernel compile failed on {device}:\n{log}\n--- generated source ---\n{code}")]
+    KernelCompile {
+        /// The device id.
+        device: String,
+        /// The generated source.
+        code: String,
+        /// The compiler's log.
+        log: String,
+    },
+    /// A fault reported by the device. `sticky` faults poison the context: the device must
+    /// be opened again (the pool replaces the worker).
+    #[error("device fault on {device} (code {code}): {message}{}", if *sticky { "; the context is poisoned, open the device again" } else { "" })]
+    DeviceFault {
+        /// The device id.
+        device: String,
+        /// The driver's error code.
+        code: i64,
+        /// The driver's message.
+        message: String,
+        /// Whether the context is unusable from now on.
+        sticky: bool,
+    },
+    /// Any other failure inside a backend, with the backend's own words.
+    #[error("{device}: {message}")]
+    Backend {
+        /// The device id.
+        device: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// `Result` with polycompute's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,349 @@
+//! `Expr`, the elementwise expression IR, and [`Program`], its type-checked, flattened form
+//! that every backend compiles.
+//!
+//! An `Expr` is built with operator overloading and methods, over the arguments a call
+//! provides:
+//!
+//! ```
+//! use polycompute_core::Expr;
+//! let (x, y) = (Expr::arg(0), Expr::arg(1));
+//! let e = &x * 2.0 + y.sin();
+//! assert_eq!(e.to_string(), "add(mul(arg0, 2.0), sin(arg1))");
+//! ```
+//!
+//! # Semantics (identical on every backend)
+//!
+//! * Operands of a binary op must have the same dtype; a Rust literal (`2.0`, `3`) takes the
+//!   dtype of the other operand. A float literal next to an integer operand, a negative
+//!   literal next to a `u32`, or a literal out of range is an [`crate::Error::InvalidExpr`].
+//!   An expression made of literals alone is `f64` (float literals) or `i32`.
+//! * Comparisons (`eq ne lt le gt ge`) give 1 or 0 **in the operands' dtype** (1.0/0.0 for
+//!   floats), so a mask multiplies directly. Any comparison with NaN is false, `ne` true.
+//! * `select(c, a, b)` is `a` where `c != 0`, else `b`; `c` may have any dtype (NaN counts as
+//!   non-zero, i.e. true).
+//! * `min`/`max` propagate NaN (numpy's `minimum`/`maximum`); `min(-0.0, 0.0)` is `-0.0`.
+//! * Integer `+ - * neg abs` wrap (two's complement). Integer `div` is floor division and
+//!   `rem` the floored remainder (sign of the divisor), as numpy's `//` and `%`; division or
+//!   remainder by zero gives 0, `i32::MIN / -1` wraps to `i32::MIN`. Integer `pow` wraps;
+//!   a negative exponent gives the truncated `1 / x^-e` (0 unless `|x| == 1`).
+//! * Float `div` and `rem` follow IEEE 754 (`x / 0` is ±inf or NaN); float `rem` is numpy's
+//!   `remainder`: `fmod(a, b)`, plus `b` when the signs of that result and `b` differ.
+//! * `round` rounds half to even; `floor`, `ceil`, `round` are the identity on integers.
+//! * `and`, `or`, `xor` are bitwise and defined for integers only.
+//! * The float-only functions (`sqrt recip exp ln sin cos tan tanh`) on an integer operand
+//!   are an `InvalidExpr`; cast first.
+//! * `cast` to an integer from a float truncates toward zero and saturates at the target's
+//!   range, NaN gives 0 (Rust's `as`); between `i32` and `u32` it reinterprets the bits;
+//!   to a float it rounds to nearest even.
+//! * [`Expr::index`] is the flat row-major index of the output element, as `u32`.
+
+mod ops;
+mod program;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::dtype::{DType, Scalar};
+
+pub use program::{Inst, InstOp, Program};
+
+/// An elementwise expression: a cheap-to-clone, immutable tree. Equal trees hash equally,
+/// so a backend can cache what it compiled from one.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Expr(Arc<Node>);
+
+/// One node of an [`Expr`].
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// The element of input `n`, broadcast to the output shape.
+    Arg(usize),
+    /// A constant.
+    Lit(Literal),
+    /// The flat index of the output element (`u32`).
+    Index,
+    /// A unary operation.
+    Unary(UnaryOp, Expr),
+    /// A binary operation.
+    Binary(BinaryOp, Expr, Expr),
+    /// `select(cond, then, else)`.
+    Select(Expr, Expr, Expr),
+    /// A conversion to another dtype.
+    Cast(Expr, DType),
+}
+
+/// A constant in an [`Expr`]: typed, or a Rust literal that adopts its context's dtype.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Literal {
+    /// A constant of a fixed dtype.
+    Typed(Scalar),
+    /// A float literal (stored by bits), adopting the other operand's float dtype.
+    Float(u64),
+    /// An integer literal, adopting the other operand's dtype.
+    Int(i64),
+}
+
+/// The unary operations.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[allow(missing_docs)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Sqrt,
+    Recip,
+    Exp,
+    Ln,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Floor,
+    Ceil,
+    /// Round half to even.
+    Round,
+}
+
+impl UnaryOp {
+    /// Every unary op.
+    pub const ALL: [UnaryOp; 13] = [
+        UnaryOp::Neg,
+        UnaryOp::Abs,
+        UnaryOp::Sqrt,
+        UnaryOp::Recip,
+        UnaryOp::Exp,
+        UnaryOp::Ln,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tan,
+        UnaryOp::Tanh,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Round,
+    ];
+
+    /// Lower-case name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "neg",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Recip => "recip",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Ln => "ln",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Tan => "tan",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Round => "round",
+        }
+    }
+
+    /// True for the ops defined on floats only.
+    pub const fn float_only(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Sqrt
+                | UnaryOp::Recip
+                | UnaryOp::Exp
+                | UnaryOp::Ln
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tan
+                | UnaryOp::Tanh
+        )
+    }
+}
+
+/// The binary operations.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[allow(missing_docs)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Pow,
+    Min,
+    Max,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Xor,
+}
+
+impl BinaryOp {
+    /// Every binary op.
+    pub const ALL: [BinaryOp; 17] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Rem,
+        BinaryOp::Pow,
+        BinaryOp::Min,
+        BinaryOp::Max,
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::And,
+        BinaryOp::Or,
+        BinaryOp::Xor,
+    ];
+
+    /// Lower-case name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Rem => "rem",
+            BinaryOp::Pow => "pow",
+            BinaryOp::Min => "min",
+            BinaryOp::Max => "max",
+            BinaryOp::Eq => "eq",
+            BinaryOp::Ne => "ne",
+            BinaryOp::Lt => "lt",
+            BinaryOp::Le => "le",
+            BinaryOp::Gt => "gt",
+            BinaryOp::Ge => "ge",
+            BinaryOp::And => "and",
+            BinaryOp::Or => "or",
+            BinaryOp::Xor => "xor",
+        }
+    }
+
+    /// True for the comparisons, which give 1 or 0 in the operands' dtype.
+    pub const fn is_comparison(self) -> bool {
+        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+    }
+
+    /// True for the bitwise ops, defined on integers only.
+    pub const fn int_only(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor)
+    }
+}
+
+impl Expr {
+    fn new(node: Node) -> Expr {
+        Expr(Arc::new(node))
+    }
+
+    /// The node at the root.
+    pub fn node(&self) -> &Node {
+        &self.0
+    }
+
+    /// Input `n` of the call.
+    pub fn arg(n: usize) -> Expr {
+        Expr::new(Node::Arg(n))
+    }
+
+    /// The flat index of the output element, as `u32`.
+    pub fn index() -> Expr {
+        Expr::new(Node::Index)
+    }
+
+    /// A constant of a fixed dtype.
+    pub fn scalar(value: Scalar) -> Expr {
+        Expr::new(Node::Lit(Literal::Typed(value)))
+    }
+
+    /// A float literal that takes the dtype of the expression it meets.
+    pub fn float(value: f64) -> Expr {
+        Expr::new(Node::Lit(Literal::Float(value.to_bits())))
+    }
+
+    /// An integer literal that takes the dtype of the expression it meets.
+    pub fn int(value: i64) -> Expr {
+        Expr::new(Node::Lit(Literal::Int(value)))
+    }
+
+    /// `self op rhs`.
+    pub fn binary(self, op: BinaryOp, rhs: impl Into<Expr>) -> Expr {
+        Expr::new(Node::Binary(op, self, rhs.into()))
+    }
+
+    /// `op(self)`.
+    pub fn unary(self, op: UnaryOp) -> Expr {
+        Expr::new(Node::Unary(op, self))
+    }
+
+    /// `then` where `cond != 0`, else `otherwise`.
+    pub fn select(cond: impl Into<Expr>, then: impl Into<Expr>, otherwise: impl Into<Expr>) -> Expr {
+        Expr::new(Node::Select(cond.into(), then.into(), otherwise.into()))
+    }
+
+    /// Converts to `dtype` (see the module docs for the exact rules).
+    pub fn cast(self, dtype: DType) -> Expr {
+        Expr::new(Node::Cast(self, dtype))
+    }
+}
+
+macro_rules! unary_methods {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        impl Expr {
+            $(
+                #[doc = concat!("`", stringify!($name), "(self)`, elementwise.")]
+                pub fn $name(self) -> Expr {
+                    self.unary(UnaryOp::$op)
+                }
+            )*
+        }
+    };
+}
+
+unary_methods!(
+    abs => Abs, sqrt => Sqrt, recip => Recip, exp => Exp, ln => Ln, sin => Sin, cos => Cos,
+    tan => Tan, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round,
+);
+
+macro_rules! binary_methods {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        impl Expr {
+            $(
+                #[doc = concat!("`", stringify!($name), "(self, rhs)`, elementwise.")]
+                pub fn $name(self, rhs: impl Into<Expr>) -> Expr {
+                    self.binary(BinaryOp::$op, rhs)
+                }
+            )*
+        }
+    };
+}
+
+binary_methods!(
+    pow => Pow, min => Min, max => Max, eq => Eq, ne => Ne, lt => Lt, le => Le, gt => Gt,
+    ge => Ge, and => And, or => Or, xor => Xor,
+);
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.node() {
+            Node::Arg(n) => write!(f, "arg{n}"),
+            Node::Index => write!(f, "index"),
+            Node::Lit(Literal::Typed(s)) => write!(f, "{s}"),
+            Node::Lit(Literal::Float(bits)) => write!(f, "{:?}", f64::from_bits(*bits)),
+            Node::Lit(Literal::Int(v)) => write!(f, "{v}"),
+            Node::Unary(op, a) => write!(f, "{}({a})", op.name()),
+            Node::Binary(op, a, b) => write!(f, "{}({a}, {b})", op.name()),
+            Node::Select(c, a, b) => write!(f, "select({c}, {a}, {b})"),
+            Node::Cast(a, d) => write!(f, "cast({a}, {d})"),
+        }
+    }
+}
+
+impl fmt::Debug for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}

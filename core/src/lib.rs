@@ -1,0 +1,30 @@
+//! polycompute-core: dtypes, shapes, errors, the `Expr` IR, the op set, the `Backend`
+//! traits, `Device`/`DeviceArray` and the platform probe. Backends depend on this crate;
+//! users depend on the `polycompute` facade, which re-exports it and links the backends.
+
+#![warn(missing_docs)]
+
+pub mod array;
+pub mod backend;
+pub mod device;
+pub mod dtype;
+pub mod error;
+pub mod expr;
+pub mod op;
+pub mod philox;
+pub mod platform;
+pub mod registry;
+pub mod shape;
+
+pub use array::{map, DeviceArray};
+pub use backend::{Backend, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo};
+pub use device::Device;
+pub use dtype::{DType, Element, HostSlice, HostVec, Scalar};
+pub use error::{Error, Result};
+pub use expr::{BinaryOp, Expr, Program, UnaryOp};
+pub use op::{Fill, Op, ReduceKind};
+pub use platform::{probe, Probe, WorkerMode, WorkerPlan};
+pub use shape::Shape;
+
+#[doc(hidden)]
+pub use linkme;

@@ -1,0 +1,47 @@
+//! The backend registry. Core names no backend: each backend crate adds a factory to
+//! [`BACKEND_FACTORIES`] (a link-time list), and a kind without one answers
+//! [`Error::BackendNotCompiled`], so the API is the same whatever features are enabled.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use crate::backend::{Backend, BackendKind, DeviceBackend};
+use crate::error::{Error, Result};
+
+/// Factories of the backends linked into this program. A backend crate registers with
+/// `#[linkme::distributed_slice(polycompute_core::registry::BACKEND_FACTORIES)]`.
+#[linkme::distributed_slice]
+pub static BACKEND_FACTORIES: [fn() -> Arc<dyn Backend>];
+
+fn compiled() -> &'static [Arc<dyn Backend>] {
+    static BACKENDS: OnceLock<Vec<Arc<dyn Backend>>> = OnceLock::new();
+    BACKENDS.get_or_init(|| {
+        let mut all: Vec<Arc<dyn Backend>> = BACKEND_FACTORIES.iter().map(|f| f()).collect();
+        all.sort_by_key(|b| b.kind());
+        all
+    })
+}
+
+/// The backend of `kind`, or `BackendNotCompiled`.
+pub fn backend(kind: BackendKind) -> Result<Arc<dyn Backend>> {
+    compiled().iter().find(|b| b.kind() == kind).cloned().ok_or(Error::BackendNotCompiled { kind })
+}
+
+/// Every backend kind with its backend, or the error that stands for it.
+pub fn backends() -> Vec<(BackendKind, Result<Arc<dyn Backend>>)> {
+    BackendKind::ALL.iter().rev().map(|&k| (k, backend(k))).collect()
+}
+
+/// Opens `kind:ordinal`, reusing the device if it is already open in this process (one
+/// context per device per process, whoever asks).
+pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn DeviceBackend>> {
+    static OPEN: OnceLock<Mutex<HashMap<(BackendKind, usize), Weak<dyn DeviceBackend>>>> = OnceLock::new();
+    let backend = backend(kind)?;
+    let mut open = OPEN.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(dev) = open.get(&(kind, ordinal)).and_then(Weak::upgrade) {
+        return Ok(dev);
+    }
+    let dev = backend.open(ordinal)?;
+    open.insert((kind, ordinal), Arc::downgrade(&dev));
+    Ok(dev)
+}

@@ -1,0 +1,15 @@
+//! polycompute: portable numeric compute. Write the work once; run it on NVIDIA GPUs
+//! through CUDA, on any GPU through wgpu, or on the CPU with rayon.
+//!
+//! ```
+//! use polycompute::{Device, Expr};
+//! let dev = Device::cpu();
+//! assert_eq!(dev.id(), "cpu:0");
+//! let x = dev.from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+//! assert_eq!(x.to_vec().unwrap(), vec![1.0, 2.0, 3.0]);
+//! ```
+
+pub use polycompute_core::*;
+
+// Linking the backend crates registers them with the core registry.
+pub use polycompute_cpu;
