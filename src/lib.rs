@@ -13,3 +13,5 @@ pub use polycompute_core::*;
 
 // Linking the backend crates registers them with the core registry.
 pub use polycompute_cpu;
+
+pub mod conformance;

@@ -13,6 +13,7 @@ pub mod expr;
 pub mod op;
 pub mod philox;
 pub mod platform;
+pub mod pool;
 pub mod registry;
 pub mod shape;
 

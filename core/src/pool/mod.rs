@@ -1,0 +1,1 @@
+//! The worker pool: one worker per device, exactly one result per task.

@@ -1,0 +1,15 @@
+//! `polycompute check`.
+
+use std::process::ExitCode;
+
+/// Options of `check`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(_args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    Err("check is not written yet".into())
+}

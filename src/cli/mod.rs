@@ -1,0 +1,6 @@
+//! One module per subcommand.
+
+pub mod bench;
+pub mod check;
+pub mod demo;
+pub mod probe;
