@@ -1,0 +1,108 @@
+//! Every way a caller can misuse the API is a typed error with a helpful message, never a
+//! panic (issue 2, "Bad input").
+
+use polycompute::{map, DType, Device, Error, Expr};
+
+fn cpu() -> Device {
+    Device::cpu()
+}
+
+#[test]
+fn shapes_that_do_not_broadcast() {
+    let a = cpu().from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let b = cpu().from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let err = a.zip_map(&b, |x, y| x + y).unwrap_err();
+    assert!(matches!(&err, Error::ShapeMismatch { lhs, rhs, .. } if lhs == &[3] && rhs == &[4]), "{err:?}");
+    assert!(err.to_string().contains("do not broadcast"), "{err}");
+}
+
+#[test]
+fn matmul_inner_dimension_mismatch() {
+    let a = cpu().zeros::<f32>(&[2, 3]).unwrap();
+    let b = cpu().zeros::<f32>(&[4, 5]).unwrap();
+    let err = a.matmul(&b).unwrap_err();
+    assert!(matches!(err, Error::MatmulShape { .. }), "{err:?}");
+    assert!(err.to_string().contains("3 columns but rhs has 4 rows"), "{err}");
+    let batched = cpu().zeros::<f32>(&[2, 3, 4]).unwrap();
+    let other_batch = cpu().zeros::<f32>(&[3, 4, 5]).unwrap();
+    assert!(matches!(batched.matmul(&other_batch), Err(Error::MatmulShape { .. })));
+    let vector = cpu().zeros::<f32>(&[3]).unwrap();
+    assert!(matches!(a.matmul(&vector), Err(Error::MatmulShape { .. })));
+    let ints = cpu().zeros::<i32>(&[2, 2]).unwrap();
+    assert!(matches!(ints.matmul(&ints), Err(Error::Unsupported { dtype: DType::I32, .. })));
+}
+
+#[test]
+fn reduction_axis_out_of_range() {
+    let a = cpu().zeros::<f64>(&[2, 3]).unwrap();
+    let err = a.sum(Some(2)).unwrap_err();
+    assert!(matches!(err, Error::AxisOutOfRange { axis: 2, ndim: 2, .. }), "{err:?}");
+    assert!(matches!(a.argmax(Some(7)), Err(Error::AxisOutOfRange { .. })));
+    assert!(matches!(a.permute(&[0, 0]), Err(Error::InvalidShape(_))));
+}
+
+#[test]
+fn empty_min_is_an_error_but_empty_sum_is_zero() {
+    let empty = cpu().from_slice::<f32>(&[], &[0]).unwrap();
+    for err in [
+        empty.min(None).unwrap_err(),
+        empty.max(None).unwrap_err(),
+        empty.argmin(None).map(|_| ()).unwrap_err(),
+        empty.argmax(None).map(|_| ()).unwrap_err(),
+    ] {
+        assert!(matches!(err, Error::EmptyReduction { .. }), "{err:?}");
+    }
+    assert_eq!(empty.sum(None).unwrap().to_scalar().unwrap(), 0.0);
+    assert_eq!(empty.prod(None).unwrap().to_scalar().unwrap(), 1.0);
+    // Along an axis of length 0 the same rule holds; along a non-empty axis it does not.
+    let rows = cpu().zeros::<i32>(&[0, 3]).unwrap();
+    assert!(matches!(rows.min(Some(0)), Err(Error::EmptyReduction { .. })));
+    assert_eq!(rows.sum(Some(0)).unwrap().to_vec().unwrap(), vec![0, 0, 0]);
+    assert_eq!(rows.min(Some(1)).unwrap().shape(), &[0]);
+}
+
+#[test]
+fn expressions_with_missing_arguments_or_mixed_dtypes() {
+    let a = cpu().from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let err = a.map(|_| Expr::arg(1)).unwrap_err();
+    assert!(matches!(err, Error::MissingArgument { index: 1, available: 1 }), "{err:?}");
+    let err = a.map(|x| x + Expr::scalar(polycompute::Scalar::F64(1.0))).unwrap_err();
+    assert!(matches!(err, Error::DTypeMismatch { expected: DType::F32, found: DType::F64, .. }), "{err:?}");
+    // The declared result type must match the expression's dtype.
+    let err = a.map(|x| x.cast(DType::I32)).unwrap_err();
+    assert!(matches!(err, Error::DTypeMismatch { expected: DType::F32, found: DType::I32, .. }), "{err:?}");
+    let ints = cpu().from_slice(&[1i32, 2], &[2]).unwrap();
+    assert!(matches!(ints.map(|x| x * 1.5), Err(Error::InvalidExpr(_))));
+    assert!(matches!(ints.map(|x| x.sqrt()), Err(Error::InvalidExpr(_))));
+    assert!(matches!(a.map(|x| x ^ 1), Err(Error::InvalidExpr(_))));
+    let none: [&polycompute::DeviceArray<f32>; 0] = [];
+    assert!(matches!(map::<f32, f32>(&none, |_| Expr::float(1.0)), Err(Error::InvalidExpr(_))));
+}
+
+#[test]
+fn upload_length_must_match_the_shape() {
+    let err = cpu().from_slice(&[1.0f32, 2.0, 3.0], &[2, 2]).unwrap_err();
+    assert!(matches!(err, Error::LengthMismatch { len: 3, expected: 4, .. }), "{err:?}");
+    assert!(err.to_string().contains("needs 4"), "{err}");
+    let a = cpu().from_slice(&[1u32, 2, 3, 4], &[4]).unwrap();
+    assert!(matches!(a.reshape(&[3]), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(cpu().zeros::<f32>(&[usize::MAX, 2]), Err(Error::InvalidShape(_))));
+    assert!(matches!(cpu().zeros::<f32>(&[1 << 20, 1 << 13]), Err(Error::TooLarge(_))));
+}
+
+#[test]
+fn unknown_or_absent_devices() {
+    assert!(matches!(Device::parse("tpu:0"), Err(Error::UnknownDevice(_))));
+    assert!(matches!(Device::parse("cpu:1"), Err(Error::NoSuchDevice { count: 1, .. })));
+    // A backend that is not compiled in answers with the feature to enable.
+    if polycompute::registry::backend(polycompute::BackendKind::Cuda).is_err() {
+        let err = Device::parse("cuda").unwrap_err();
+        assert!(matches!(err, Error::BackendNotCompiled { .. }), "{err:?}");
+        assert!(err.to_string().contains("--features cuda"), "{err}");
+    }
+}
+
+#[test]
+fn normal_fill_of_integers_is_unsupported() {
+    assert!(matches!(cpu().normal::<i32>(1, &[4]), Err(Error::Unsupported { .. })));
+}
