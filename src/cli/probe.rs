@@ -1,21 +1,115 @@
-//! `polycompute probe [--json]`.
+//! `polycompute probe [--json]`: the platform, each backend's devices (or why it has none)
+//! and the worker plan.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
+
+use polycompute::{DeviceInfo, Probe};
 
 /// Options of `probe`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Print JSON instead of a table.
+    /// Print `polycompute::probe()` as JSON instead of a table.
     #[arg(long)]
     json: bool,
 }
 
+/// Runs `probe`: prints what [`polycompute::probe`] found.
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let probe = polycompute::probe();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&probe)?);
     } else {
-        println!("{probe:#?}");
+        print!("{}", render(&probe));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The human-readable report: one block for the platform, one per backend, one for the plan.
+fn render(probe: &Probe) -> String {
+    let mut out = String::new();
+    // `write!` into a String cannot fail; the results are ignored for that reason only.
+    let _ = writeln!(out, "platform  {} / {}, {} logical cores", probe.os, probe.arch, probe.cores);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "backends");
+    for b in &probe.backends {
+        if b.available {
+            let n = b.devices.len();
+            let _ = writeln!(out, "  {:<5} available, {n} device{}", b.kind, if n == 1 { "" } else { "s" });
+        } else {
+            let _ = writeln!(out, "  {:<5} unavailable: {}", b.kind, b.reason);
+        }
+        for d in &b.devices {
+            render_device(&mut out, d);
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "workers   {}", serde_plain(&probe.plan.mode));
+    let _ = writeln!(out, "  why     {}", probe.plan.reason);
+    out
+}
+
+fn render_device(out: &mut String, d: &DeviceInfo) {
+    let memory = d.memory_bytes.map_or_else(|| "memory unknown".to_string(), format_bytes);
+    let kind = if d.is_cpu { ", runs on the CPU" } else { "" };
+    let _ = writeln!(out, "    {:<8} {} (ordinal {}, {memory}{kind})", d.id(), d.name, d.ordinal);
+    for (key, value) in &d.details {
+        let _ = writeln!(out, "             {key}: {value}");
+    }
+}
+
+/// A serde value as its bare string (`thread`, not `"thread"`), so the table uses the same
+/// words as the JSON.
+fn serde_plain<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(e) => format!("<{e}>"),
+    }
+}
+
+fn format_bytes(bytes: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.1} GiB", b / GIB)
+    } else {
+        format!("{:.0} MiB", b / MIB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_every_backend_and_the_plan() {
+        let probe = polycompute::probe();
+        let text = render(&probe);
+        for kind in ["cpu", "wgpu", "cuda"] {
+            assert!(text.lines().any(|l| l.trim_start().starts_with(kind)), "{kind} missing in:\n{text}");
+        }
+        assert!(text.contains("cpu:0"), "{text}");
+        assert!(text.contains("workers"), "{text}");
+    }
+
+    #[test]
+    fn json_has_the_documented_fields() {
+        let v = serde_json::to_value(polycompute::probe()).unwrap();
+        for key in ["os", "arch", "cores", "backends", "plan"] {
+            assert!(v.get(key).is_some(), "missing {key} in {v}");
+        }
+        let cpu = &v["backends"].as_array().unwrap().iter().find(|b| b["kind"] == "cpu").unwrap().clone();
+        assert_eq!(cpu["available"], true);
+        assert_eq!(cpu["devices"][0]["ordinal"], 0);
+        assert!(cpu["devices"][0]["name"].is_string());
+        assert!(v["plan"]["mode"].is_string() && v["plan"]["reason"].is_string());
+    }
+
+    #[test]
+    fn bytes_read_well() {
+        assert_eq!(format_bytes(3 << 30), "3.0 GiB");
+        assert_eq!(format_bytes(512 << 20), "512 MiB");
+    }
 }

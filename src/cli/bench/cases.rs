@@ -1,0 +1,292 @@
+//! The measured operations, run through polycompute's public API, each beside its baseline
+//! and each checked once against a host computation, so a broken op cannot post a fast time.
+
+use polycompute::{BackendKind, Device, DeviceArray};
+
+use super::baseline;
+use super::timing::{median_secs, median_secs_per_call, Reps};
+use super::BenchError;
+
+/// The benchmark names, in the order they run (also the names in `--json`).
+pub const NAMES: [&str; 6] =
+    ["map_axpy_f32", "sum_f32", "matmul_f32_1024", "matmul_f32_2048", "uniform_f32", "map_small_f32"];
+
+/// The `a` of `y = a*x + y`.
+const A: f32 = 1.5;
+
+/// Problem sizes and repetition counts.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Elements of the streaming benchmarks (map, sum, uniform).
+    pub stream_len: usize,
+    /// Matrix sizes behind `matmul_f32_1024` and `matmul_f32_2048`.
+    pub matmul_sizes: [usize; 2],
+    /// Elements of the small map.
+    pub small_len: usize,
+    /// Calls per timed batch of the small map.
+    pub small_calls: usize,
+    /// Repetitions of the streaming benchmarks and the small map's batches.
+    pub stream_reps: Reps,
+    /// Repetitions of each matmul.
+    pub matmul_reps: Reps,
+    /// Repetitions of the hand-written matmul baseline (seconds per call at 2048).
+    pub matmul_baseline_reps: Reps,
+}
+
+impl Config {
+    /// The sizes the issue names: 2^24 elements, 1024³ and 2048³, 1,024-element small map.
+    pub fn full(quick: bool) -> Config {
+        Config {
+            stream_len: 1 << 24,
+            matmul_sizes: [1024, 2048],
+            small_len: 1024,
+            small_calls: 1000,
+            stream_reps: if quick { Reps::new(1, 3) } else { Reps::new(2, 9) },
+            matmul_reps: if quick { Reps::new(1, 3) } else { Reps::new(1, 7) },
+            matmul_baseline_reps: if quick { Reps::new(0, 1) } else { Reps::new(1, 3) },
+        }
+    }
+}
+
+/// One benchmark's figures before they get a name and device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figures {
+    /// polycompute's figure, in `unit`.
+    pub value: f64,
+    /// The unit: `GB/s`, `GFLOP/s` or `us/call`.
+    pub unit: &'static str,
+    /// The baseline in the same unit, when the device has one for this benchmark.
+    pub baseline: Option<f64>,
+    /// What the baseline is.
+    pub baseline_name: &'static str,
+}
+
+/// Runs benchmark `name` on `device`.
+pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
+    match name {
+        "map_axpy_f32" => map_axpy(device, cfg),
+        "sum_f32" => sum(device, cfg),
+        "matmul_f32_1024" => matmul(device, cfg.matmul_sizes[0], cfg),
+        "matmul_f32_2048" => matmul(device, cfg.matmul_sizes[1], cfg),
+        "uniform_f32" => uniform(device, cfg),
+        "map_small_f32" => map_small(device, cfg),
+        other => Err(format!("unknown benchmark {other:?}; the benchmarks are {}", NAMES.join(", ")).into()),
+    }
+}
+
+fn is_cpu(device: &Device) -> bool {
+    device.kind() == BackendKind::Cpu
+}
+
+fn gb_per_s(bytes: usize, secs: f64) -> f64 {
+    bytes as f64 / secs / 1e9
+}
+
+const F32: usize = std::mem::size_of::<f32>();
+const RAYON_LOOP: &str = "hand-written rayon loop";
+const DEVICE_COPY: &str = "device-to-device copy";
+
+/// Random inputs made on the device itself, so no upload is timed or needed.
+fn inputs(device: &Device, seed: u64, shape: &[usize]) -> Result<DeviceArray<f32>, BenchError> {
+    let x = device.uniform::<f32>(seed, shape)?;
+    device.synchronize()?;
+    Ok(x)
+}
+
+fn axpy(x: &DeviceArray<f32>, y: &DeviceArray<f32>) -> Result<DeviceArray<f32>, BenchError> {
+    let z = polycompute::map(&[x, y], |a| &a[0] * A + &a[1])?;
+    z.device().synchronize()?;
+    Ok(z)
+}
+
+/// Bandwidth of `DeviceArray::copy` (one read and one write per element): the GPU baseline
+/// for the memory-bound benchmarks.
+fn copy_gb_per_s(x: &DeviceArray<f32>, reps: Reps) -> Result<f64, BenchError> {
+    let t = median_secs(reps, || {
+        let c = x.copy()?;
+        x.device().synchronize()?;
+        Ok(c)
+    })?;
+    Ok(gb_per_s(2 * F32 * x.len(), t))
+}
+
+fn map_axpy(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
+    let n = cfg.stream_len;
+    let (x, y) = (inputs(device, 1, &[n])?, inputs(device, 2, &[n])?);
+    let t = median_secs(cfg.stream_reps, || axpy(&x, &y))?;
+    let value = gb_per_s(3 * F32 * n, t);
+    let (xh, yh) = (x.to_vec()?, y.to_vec()?);
+    let want = baseline::axpy_serial(A, &xh, &yh);
+    check_axpy(&axpy(&x, &y)?.to_vec()?, &want, &xh, &yh)?;
+    let (baseline, baseline_name) = if is_cpu(device) {
+        let t = median_secs(cfg.stream_reps, || Ok(baseline::axpy(A, &xh, &yh)))?;
+        (gb_per_s(3 * F32 * n, t), RAYON_LOOP)
+    } else {
+        (copy_gb_per_s(&x, cfg.stream_reps)?, DEVICE_COPY)
+    };
+    Ok(Figures { value, unit: "GB/s", baseline: Some(baseline), baseline_name })
+}
+
+/// Equal up to the rounding a fused multiply-add may change (a few ulps of the terms).
+fn check_axpy(got: &[f32], want: &[f32], x: &[f32], y: &[f32]) -> Result<(), BenchError> {
+    if got.len() != want.len() {
+        return Err(format!("map returned {} elements, expected {}", got.len(), want.len()).into());
+    }
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let tol = 4.0 * f32::EPSILON * ((A * x[i]).abs() + y[i].abs());
+        if (g - w).abs() > tol || g.is_nan() {
+            return Err(format!("map result wrong at {i}: got {g}, expected {w}").into());
+        }
+    }
+    Ok(())
+}
+
+fn sum(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
+    let n = cfg.stream_len;
+    let x = inputs(device, 1, &[n])?;
+    let run = || -> Result<DeviceArray<f32>, BenchError> {
+        let s = x.sum(None)?;
+        device.synchronize()?;
+        Ok(s)
+    };
+    let t = median_secs(cfg.stream_reps, run)?;
+    let value = gb_per_s(F32 * n, t);
+    let xh = x.to_vec()?;
+    let exact: f64 = xh.iter().map(|&v| v as f64).sum();
+    let got = run()?.to_scalar()? as f64;
+    // Pairwise summation's bound, log2(n)·eps·Σ|x|, with room to spare.
+    let tol = 2.0 * (n.max(2) as f64).log2() * f32::EPSILON as f64 * exact.abs() + 1e-6;
+    if (got - exact).abs() > tol {
+        return Err(format!("sum is {got}, expected {exact} (tolerance {tol:.3e})").into());
+    }
+    let (baseline, baseline_name) = if is_cpu(device) {
+        let t = median_secs(cfg.stream_reps, || Ok(baseline::sum(&xh)))?;
+        (gb_per_s(F32 * n, t), RAYON_LOOP)
+    } else {
+        (copy_gb_per_s(&x, cfg.stream_reps)?, DEVICE_COPY)
+    };
+    Ok(Figures { value, unit: "GB/s", baseline: Some(baseline), baseline_name })
+}
+
+fn matmul(device: &Device, size: usize, cfg: &Config) -> Result<Figures, BenchError> {
+    let (a, b) = (inputs(device, 3, &[size, size])?, inputs(device, 4, &[size, size])?);
+    let run = || -> Result<DeviceArray<f32>, BenchError> {
+        let c = a.matmul(&b)?;
+        device.synchronize()?;
+        Ok(c)
+    };
+    let t = median_secs(cfg.matmul_reps, run)?;
+    let flops = 2.0 * (size as f64).powi(3);
+    let value = flops / t / 1e9;
+    let (ah, bh) = (a.to_vec()?, b.to_vec()?);
+    check_matmul(&run()?.to_vec()?, &ah, &bh, size)?;
+    if !is_cpu(device) {
+        // A GPU has no same-unit baseline short of a second GEMM implementation; the
+        // numpy script under benches/ compares the CPU figure with OpenBLAS.
+        return Ok(Figures { value, unit: "GFLOP/s", baseline: None, baseline_name: "none" });
+    }
+    let t = median_secs(cfg.matmul_baseline_reps, || Ok(baseline::matmul(&ah, &bh, size, size, size)))?;
+    Ok(Figures { value, unit: "GFLOP/s", baseline: Some(flops / t / 1e9), baseline_name: "blocked rayon loop" })
+}
+
+/// Checks 16 entries spread over C against f64 dot products.
+fn check_matmul(c: &[f32], a: &[f32], b: &[f32], n: usize) -> Result<(), BenchError> {
+    if c.len() != n * n {
+        return Err(format!("matmul returned {} elements, expected {}", c.len(), n * n).into());
+    }
+    for t in 0..16usize {
+        let (i, j) = ((7 * t + 3) % n, (13 * t + 5) % n);
+        let (mut want, mut mag) = (0.0f64, 0.0f64);
+        for p in 0..n {
+            let prod = a[i * n + p] as f64 * b[p * n + j] as f64;
+            want += prod;
+            mag += prod.abs();
+        }
+        let got = c[i * n + j] as f64;
+        let tol = 2.0 * n as f64 * f32::EPSILON as f64 * mag + 1e-6;
+        if (got - want).abs() > tol {
+            return Err(format!("matmul result wrong at ({i}, {j}): got {got}, expected {want}").into());
+        }
+    }
+    Ok(())
+}
+
+fn uniform(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
+    const SEED: u64 = 5;
+    let n = cfg.stream_len;
+    let run = || -> Result<DeviceArray<f32>, BenchError> {
+        let u = device.uniform::<f32>(SEED, &[n])?;
+        device.synchronize()?;
+        Ok(u)
+    };
+    let t = median_secs(cfg.stream_reps, run)?;
+    let value = gb_per_s(F32 * n, t);
+    let got = run()?.to_vec()?;
+    // Philox is counter-based: element i must be bit-identical to the host reference.
+    for i in [0, 1, 2, 3, 4, 5, n / 3, n / 2, n.saturating_sub(2), n.saturating_sub(1)] {
+        let want = polycompute::philox::uniform_f32(SEED, i as u64);
+        if i < n && got[i].to_bits() != want.to_bits() {
+            return Err(format!("uniform element {i} is {}, the Philox reference is {want}", got[i]).into());
+        }
+    }
+    let (baseline, baseline_name) = if is_cpu(device) {
+        let t = median_secs(cfg.stream_reps, || Ok(baseline::fill(n, 0.5)))?;
+        (gb_per_s(F32 * n, t), "rayon constant fill")
+    } else {
+        (copy_gb_per_s(&inputs(device, 1, &[n])?, cfg.stream_reps)?, DEVICE_COPY)
+    };
+    Ok(Figures { value, unit: "GB/s", baseline: Some(baseline), baseline_name })
+}
+
+fn map_small(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
+    let n = cfg.small_len;
+    let (x, y) = (inputs(device, 1, &[n])?, inputs(device, 2, &[n])?);
+    let secs = median_secs_per_call(cfg.stream_reps, cfg.small_calls, || axpy(&x, &y))?;
+    let (xh, yh) = (x.to_vec()?, y.to_vec()?);
+    check_axpy(&axpy(&x, &y)?.to_vec()?, &baseline::axpy_serial(A, &xh, &yh), &xh, &yh)?;
+    let (baseline, baseline_name) = if is_cpu(device) {
+        let t = median_secs_per_call(cfg.stream_reps, cfg.small_calls, || Ok(baseline::axpy_serial(A, &xh, &yh)))?;
+        (t, "single-threaded loop")
+    } else {
+        let t = median_secs_per_call(cfg.stream_reps, cfg.small_calls, || {
+            let c = x.copy()?;
+            device.synchronize()?;
+            Ok(c)
+        })?;
+        (t, DEVICE_COPY)
+    };
+    Ok(Figures { value: secs * 1e6, unit: "us/call", baseline: Some(baseline * 1e6), baseline_name })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_runs() {
+        let device = Device::cpu();
+        for name in NAMES {
+            assert!(run(name, &device, &tiny()).is_ok() || cpu_ops_pending(), "{name}");
+        }
+        assert!(run("nope", &device, &tiny()).unwrap_err().to_string().contains("map_axpy_f32"));
+    }
+
+    /// Small sizes and one repetition: tests the plumbing, not the speed.
+    pub(crate) fn tiny() -> Config {
+        Config {
+            stream_len: 10_000,
+            matmul_sizes: [16, 33],
+            small_len: 1024,
+            small_calls: 3,
+            stream_reps: Reps::new(0, 1),
+            matmul_reps: Reps::new(0, 1),
+            matmul_baseline_reps: Reps::new(0, 1),
+        }
+    }
+
+    /// True while the CPU backend does not run ops yet, so the plumbing tests still pass.
+    pub(crate) fn cpu_ops_pending() -> bool {
+        let device = Device::cpu();
+        matches!(device.uniform::<f32>(0, &[1]), Err(polycompute::Error::Unsupported { .. }))
+    }
+}
