@@ -35,9 +35,9 @@ fn render(probe: &Probe) -> String {
     for b in &probe.backends {
         if b.available {
             let n = b.devices.len();
-            let _ = writeln!(out, "  {:<5} available, {n} device{}", b.kind, if n == 1 { "" } else { "s" });
+            let _ = writeln!(out, "  {:<5} available, {n} device{}", b.kind.name(), if n == 1 { "" } else { "s" });
         } else {
-            let _ = writeln!(out, "  {:<5} unavailable: {}", b.kind, b.reason);
+            let _ = writeln!(out, "  {:<5} unavailable: {}", b.kind.name(), b.reason);
         }
         for d in &b.devices {
             render_device(&mut out, d);
