@@ -1,14 +1,28 @@
-//! polycompute-cpu: the CPU backend (rayon).
+//! polycompute-cpu: the CPU backend. Every op of `polycompute_core::Op` on every dtype,
+//! with rayon for parallelism and the `gemm` crate for matrix products. Elementwise
+//! programs run block-wise over chunks (numexpr's idea) and are prepared once per
+//! program and shapes; reductions sum pairwise and stream memory in order.
+//!
+//! The crate registers itself in `polycompute_core::registry::BACKEND_FACTORIES`, so
+//! linking it is enough for `Device::cpu()` to work.
 
-use std::any::Any;
 use std::sync::Arc;
 
-use polycompute_core::backend::downcast_buffer;
 use polycompute_core::registry::BACKEND_FACTORIES;
-use polycompute_core::{
-    Backend, BackendKind, BufferRef, DType, DeviceBackend, DeviceBuffer, DeviceInfo, Error, HostSlice, HostVec, Op,
-    Result,
-};
+use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
+
+mod device;
+mod fill;
+mod layout;
+mod map;
+mod matmul;
+mod num;
+mod par;
+mod reduce;
+mod storage;
+
+pub use device::CpuDevice;
+pub use storage::CpuBuffer;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]
 static CPU_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(CpuBackend);
@@ -28,7 +42,7 @@ impl Backend for CpuBackend {
         if ordinal != 0 {
             return Err(Error::NoSuchDevice { kind: BackendKind::Cpu, ordinal, count: 1 });
         }
-        Ok(Arc::new(CpuDevice { info: device_info() }))
+        Ok(Arc::new(CpuDevice::new(device_info())))
     }
 }
 
@@ -41,44 +55,5 @@ fn device_info() -> DeviceInfo {
         is_cpu: true,
         memory_bytes: None,
         details: vec![("threads".into(), threads.to_string())],
-    }
-}
-
-/// A CPU buffer: host memory.
-#[derive(Debug)]
-pub struct CpuBuffer(pub HostVec);
-
-impl DeviceBuffer for CpuBuffer {
-    fn dtype(&self) -> DType {
-        self.0.dtype()
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// The open CPU device.
-pub struct CpuDevice {
-    info: DeviceInfo,
-}
-
-impl DeviceBackend for CpuDevice {
-    fn info(&self) -> &DeviceInfo {
-        &self.info
-    }
-    fn upload(&self, data: HostSlice<'_>) -> Result<BufferRef> {
-        Ok(Arc::new(CpuBuffer(data.to_host_vec())))
-    }
-    fn download(&self, buffer: &BufferRef) -> Result<HostVec> {
-        Ok(downcast_buffer::<CpuBuffer>(buffer, &self.info)?.0.clone())
-    }
-    fn execute(&self, op: &Op, _inputs: &[&BufferRef]) -> Result<BufferRef> {
-        Err(Error::Unsupported { op: op.name().into(), dtype: DType::F32, device: self.info.id() })
-    }
-    fn synchronize(&self) -> Result<()> {
-        Ok(())
     }
 }

@@ -1,0 +1,212 @@
+//! Data movement: `Op::Copy`, `Op::Cast` and `Op::Transpose` (any axis permutation; the
+//! axes are first collapsed, then either whole rows are copied or the data is moved in
+//! square tiles so that reads and writes both stay in cache).
+
+use polycompute_core::{BufferRef, DType, HostSlice, Shape};
+use rayon::prelude::*;
+
+use crate::num::{with_dtype, CastTo, Num};
+use crate::par::{PAR_MIN, TASK};
+use crate::storage::CpuBuffer;
+
+/// Side of a transpose tile: a tile of `TILE²` elements of both arrays fits in L1.
+const TILE: usize = 32;
+
+/// A new buffer with the same elements.
+pub(crate) fn copy(data: HostSlice<'_>) -> BufferRef {
+    match data {
+        HostSlice::F32(x) => CpuBuffer::shared(copy_typed(x)),
+        HostSlice::F64(x) => CpuBuffer::shared(copy_typed(x)),
+        HostSlice::I32(x) => CpuBuffer::shared(copy_typed(x)),
+        HostSlice::U32(x) => CpuBuffer::shared(copy_typed(x)),
+    }
+}
+
+fn copy_typed<T: Num>(x: &[T]) -> Vec<T> {
+    if x.len() < PAR_MIN {
+        return x.to_vec();
+    }
+    let mut out = vec![T::ZERO; x.len()];
+    out.par_chunks_mut(TASK).zip(x.par_chunks(TASK)).for_each(|(o, i)| o.copy_from_slice(i));
+    out
+}
+
+/// Every element converted to `to` with the IR's cast rules.
+pub(crate) fn cast(data: HostSlice<'_>, to: DType) -> BufferRef {
+    with_dtype!(data.dtype(), S => {
+        let x: &[S] = S::of_slice(data).unwrap_or(&[]);
+        with_dtype!(to, T => CpuBuffer::shared(cast_typed::<S, T>(x)))
+    })
+}
+
+fn cast_typed<S: Num + CastTo<T>, T: Num>(x: &[S]) -> Vec<T> {
+    let mut out = vec![T::ZERO; x.len()];
+    let run = |(o, i): (&mut [T], &[S])| {
+        for (o, &v) in o.iter_mut().zip(i) {
+            *o = v.cast();
+        }
+    };
+    if x.len() >= PAR_MIN {
+        out.par_chunks_mut(TASK).zip(x.par_chunks(TASK)).for_each(run);
+    } else {
+        run((&mut out, x));
+    }
+    out
+}
+
+/// Output axis `i` is input axis `perm[i]` (a validated permutation of `shape`'s axes).
+pub(crate) fn transpose(data: HostSlice<'_>, shape: &Shape, perm: &[usize]) -> BufferRef {
+    match data {
+        HostSlice::F32(x) => CpuBuffer::shared(transpose_typed(x, shape, perm)),
+        HostSlice::F64(x) => CpuBuffer::shared(transpose_typed(x, shape, perm)),
+        HostSlice::I32(x) => CpuBuffer::shared(transpose_typed(x, shape, perm)),
+        HostSlice::U32(x) => CpuBuffer::shared(transpose_typed(x, shape, perm)),
+    }
+}
+
+/// The output's dimensions and the input strides along them, with size-1 axes dropped and
+/// adjacent axes merged where the input also walks them as one.
+fn collapse(shape: &Shape, perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let in_strides = shape.strides();
+    let (mut dims, mut strides): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    for &p in perm {
+        let (d, s) = (shape.dims()[p], in_strides[p]);
+        if d == 1 {
+            continue;
+        }
+        match (dims.last_mut(), strides.last_mut()) {
+            (Some(pd), Some(ps)) if *ps == s * d => {
+                *pd *= d;
+                *ps = s;
+            }
+            _ => {
+                dims.push(d);
+                strides.push(s);
+            }
+        }
+    }
+    (dims, strides)
+}
+
+/// A row-major index over `dims` and the input offset it stands for.
+struct Odometer<'a> {
+    dims: &'a [usize],
+    strides: &'a [usize],
+    idx: Vec<usize>,
+    offset: usize,
+}
+
+impl<'a> Odometer<'a> {
+    /// At flat position `flat`.
+    fn at(dims: &'a [usize], strides: &'a [usize], mut flat: usize) -> Self {
+        let mut idx = vec![0; dims.len()];
+        let mut offset = 0;
+        for ax in (0..dims.len()).rev() {
+            idx[ax] = flat % dims[ax];
+            flat /= dims[ax];
+            offset += idx[ax] * strides[ax];
+        }
+        Odometer { dims, strides, idx, offset }
+    }
+
+    /// One position on, in row-major order.
+    fn step(&mut self) {
+        for ax in (0..self.dims.len()).rev() {
+            self.idx[ax] += 1;
+            self.offset += self.strides[ax];
+            if self.idx[ax] < self.dims[ax] {
+                return;
+            }
+            self.offset -= self.dims[ax] * self.strides[ax];
+            self.idx[ax] = 0;
+        }
+    }
+}
+
+fn transpose_typed<T: Num>(x: &[T], shape: &Shape, perm: &[usize]) -> Vec<T> {
+    let (dims, strides) = collapse(shape, perm);
+    let d = dims.len();
+    if d <= 1 || x.is_empty() {
+        // Only size-1 axes moved: the flat order is unchanged.
+        return copy_typed(x);
+    }
+    let mut out = vec![T::ZERO; x.len()];
+    let last = d - 1;
+    if strides[last] == 1 {
+        rows(x, &mut out, &dims, &strides);
+    } else {
+        // The output axis the input walks fastest pairs with the output's last axis in tiles.
+        let q = (0..last).min_by_key(|&a| strides[a]).unwrap_or(0);
+        tiles(x, &mut out, &dims, &strides, q);
+    }
+    out
+}
+
+/// The output's last axis is contiguous in the input: copy whole rows.
+fn rows<T: Num>(x: &[T], out: &mut [T], dims: &[usize], strides: &[usize]) {
+    let last = dims.len() - 1;
+    let len = dims[last];
+    let rows_per_task = (TASK / len).max(1);
+    let task = |(t, part): (usize, &mut [T])| {
+        let mut odo = Odometer::at(&dims[..last], &strides[..last], t * rows_per_task);
+        for row in part.chunks_mut(len) {
+            row.copy_from_slice(&x[odo.offset..odo.offset + len]);
+            odo.step();
+        }
+    };
+    if out.len() >= PAR_MIN {
+        out.par_chunks_mut(len * rows_per_task).enumerate().for_each(task);
+    } else {
+        out.chunks_mut(len * rows_per_task).enumerate().for_each(task);
+    }
+}
+
+/// The output seen as `[P, Q, M, L]` with `Q` the axis `q` and `L` the last axis: tiles of
+/// `TILE` × `TILE` over (`Q`, `L`) for each outer and middle position.
+fn tiles<T: Num>(x: &[T], out: &mut [T], dims: &[usize], strides: &[usize], q: usize) {
+    let last = dims.len() - 1;
+    let (len_q, len_l) = (dims[q], dims[last]);
+    let (sq, sl) = (strides[q], strides[last]);
+    let mid_dims = &dims[q + 1..last];
+    let mid_strides = &strides[q + 1..last];
+    let m: usize = mid_dims.iter().product();
+    let slab = len_q * m * len_l;
+    // One unit: output rows a0 .. a0 + TILE along Q, for one outer position p.
+    let unit = |p: usize, a_block: usize, part: &mut [T]| {
+        let outer = Odometer::at(&dims[..q], &strides[..q], p).offset;
+        let a0 = a_block * TILE;
+        let rows_here = part.len() / (m * len_l);
+        let mut mid = Odometer::at(mid_dims, mid_strides, 0);
+        for mi in 0..m {
+            let base = outer + mid.offset + a0 * sq;
+            for b0 in (0..len_l).step_by(TILE) {
+                let b1 = (b0 + TILE).min(len_l);
+                for a in 0..rows_here {
+                    let o = (a * m + mi) * len_l;
+                    let src = base + a * sq;
+                    for (b, y) in out_row(part, o, b0, b1).iter_mut().enumerate() {
+                        *y = x[src + (b0 + b) * sl];
+                    }
+                }
+            }
+            mid.step();
+        }
+    };
+    let per_slab = |(p, s): (usize, &mut [T])| {
+        if slab >= PAR_MIN {
+            s.par_chunks_mut(TILE * m * len_l).enumerate().for_each(|(b, part)| unit(p, b, part));
+        } else {
+            s.chunks_mut(TILE * m * len_l).enumerate().for_each(|(b, part)| unit(p, b, part));
+        }
+    };
+    if out.len() >= PAR_MIN {
+        out.par_chunks_mut(slab).enumerate().for_each(per_slab);
+    } else {
+        out.chunks_mut(slab).enumerate().for_each(per_slab);
+    }
+}
+
+#[inline]
+fn out_row<T>(part: &mut [T], row_start: usize, b0: usize, b1: usize) -> &mut [T] {
+    &mut part[row_start + b0..row_start + b1]
+}

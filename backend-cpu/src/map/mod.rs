@@ -1,0 +1,75 @@
+//! `Op::Map`: block-wise evaluation of a fused elementwise program (numexpr's idea). The
+//! output is cut into chunks of [`plan::CHUNK`] elements; each instruction runs over a whole
+//! chunk into a small scratch buffer, so dispatch costs one indirect call per instruction
+//! per chunk and every inner loop is a plain loop over slices. Chunks run in parallel when
+//! the array is big enough. Prepared plans are cached per (program, shapes).
+
+mod gather;
+mod kernels;
+mod lane;
+mod plan;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use polycompute_core::{BufferRef, HostSlice, Op, Program, Result, Shape};
+use rayon::prelude::*;
+
+use crate::num::with_dtype;
+use crate::par::{PAR_MIN, TASK};
+use crate::storage::CpuBuffer;
+use lane::Lane;
+pub(crate) use plan::Plan;
+
+/// Plans kept per device before the cache is emptied (a guard against programs generated
+/// without end; a real workload reuses a handful).
+const CACHE_CAPACITY: usize = 4096;
+
+/// Prepared plans, keyed by the whole `Op::Map` (program, input shapes, output shape).
+#[derive(Default)]
+pub(crate) struct PlanCache {
+    plans: Mutex<HashMap<Op, Arc<Plan>>>,
+}
+
+impl PlanCache {
+    /// The plan of `op`, prepared on first use.
+    pub(crate) fn get(&self, op: &Op, program: &Program, input_shapes: &[Shape], shape: &Shape) -> Result<Arc<Plan>> {
+        if let Some(p) = self.lock().get(op) {
+            return Ok(p.clone());
+        }
+        // Prepared outside the lock: another thread may race us to it, which is harmless.
+        let plan = Arc::new(Plan::new(program, input_shapes, shape)?);
+        let mut plans = self.lock();
+        if plans.len() >= CACHE_CAPACITY {
+            plans.clear();
+        }
+        plans.insert(op.clone(), plan.clone());
+        Ok(plan)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Op, Arc<Plan>>> {
+        // A panic while holding the lock cannot leave the map half-updated.
+        self.plans.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Runs a prepared plan over `inputs` into a new buffer of `len` elements.
+pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> BufferRef {
+    with_dtype!(plan.out_dtype, T => CpuBuffer::shared(run_typed::<T>(plan, inputs, len)))
+}
+
+fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> Vec<T> {
+    let mut out = vec![T::ZERO; len];
+    let task = |(t, part): (usize, &mut [T])| {
+        let mut scratch = plan.new_scratch();
+        for (c, chunk) in part.chunks_mut(plan::CHUNK).enumerate() {
+            plan.run_chunk(inputs, t * TASK + c * plan::CHUNK, T::erase(chunk), &mut scratch);
+        }
+    };
+    if len >= PAR_MIN {
+        out.par_chunks_mut(TASK).enumerate().for_each(task);
+    } else {
+        out.chunks_mut(TASK).enumerate().for_each(task);
+    }
+    out
+}

@@ -1,0 +1,337 @@
+//! Preparing a [`Program`] for block-wise evaluation: each instruction becomes a typed step
+//! (a monomorphised kernel behind one indirect call per chunk) or a location that needs no
+//! work (a contiguous input, a splatted value, a literal). Instructions made of literals
+//! alone are folded here, once.
+
+use polycompute_core::expr::{Inst, InstOp};
+use polycompute_core::{BinaryOp, DType, Error, HostSlice, HostVec, Program, Result, Scalar, Shape, UnaryOp};
+
+use super::gather::{Access, Gather};
+use super::kernels::{self, op, BinOp, Src, UnOp};
+use super::lane::{scratch_dest, DestMut, Lane};
+use crate::num::{with_dtype, CastTo, Float, Int};
+
+/// Elements per chunk: every instruction's scratch for a chunk stays in L1.
+pub(crate) const CHUNK: usize = 2048;
+
+/// Where an instruction's value for the current chunk is found.
+#[derive(Clone, Debug)]
+enum Loc {
+    /// Input `n`, read in place.
+    Input(usize),
+    /// Element 0 of input `n`, for every element.
+    Splat(usize),
+    /// A constant.
+    Lit(Scalar),
+    /// The instruction's scratch buffer, written by its step.
+    Scratch,
+}
+
+/// A typed kernel over one chunk, reading earlier instructions through the context.
+type Step = Box<dyn Fn(&Ctx<'_>, DestMut<'_>) + Send + Sync>;
+
+/// A program ready to run over any inputs of the shapes it was prepared for.
+pub(crate) struct Plan {
+    /// The result's dtype.
+    pub(crate) out_dtype: DType,
+    locs: Vec<Loc>,
+    /// The steps of the instructions that fill scratch, in order (the result excluded).
+    steps: Vec<(usize, Step)>,
+    /// Writes the result into the output chunk.
+    out_step: Step,
+    /// Dtype of each instruction's scratch, for those that have one.
+    scratch: Vec<Option<DType>>,
+}
+
+/// What a step sees of the current chunk.
+pub(crate) struct Ctx<'a> {
+    locs: &'a [Loc],
+    inputs: &'a [HostSlice<'a>],
+    /// Flat output index of the chunk's first element.
+    pub(crate) start: usize,
+    /// Elements in the chunk.
+    n: usize,
+    /// Scratch of the instructions before the one running.
+    done: &'a [HostVec],
+}
+
+impl<'a> Ctx<'a> {
+    /// Instruction `j`'s value over the chunk, as an operand.
+    #[inline]
+    fn src<T: Lane>(&self, j: usize) -> Src<'a, T> {
+        let typed = |s: HostSlice<'a>| match T::of_slice(s) {
+            Some(v) => v,
+            None => unreachable!("plan typing: {:?} read as {}", s.dtype(), T::DTYPE),
+        };
+        match &self.locs[j] {
+            Loc::Input(a) => Src::Slice(&typed(self.inputs[*a])[self.start..self.start + self.n]),
+            Loc::Splat(a) => Src::Splat(typed(self.inputs[*a])[0]),
+            Loc::Lit(s) => Src::Splat(T::from_scalar(*s).unwrap_or(T::ZERO)),
+            Loc::Scratch => Src::Slice(&typed(self.done[j].as_slice())[..self.n]),
+        }
+    }
+
+    /// Input `a` as `T`.
+    #[inline]
+    fn input<T: Lane>(&self, a: usize) -> &'a [T] {
+        match T::of_slice(self.inputs[a]) {
+            Some(v) => v,
+            None => unreachable!("plan typing: input {a} read as {}", T::DTYPE),
+        }
+    }
+}
+
+/// The typed slice of a destination (the plan's typing makes the dtype right).
+#[inline]
+fn dest<T: Lane>(d: DestMut<'_>) -> &mut [T] {
+    match T::dest(d) {
+        Some(d) => d,
+        None => unreachable!("plan typing: destination is not {}", T::DTYPE),
+    }
+}
+
+impl Plan {
+    /// Prepares `program` for inputs of `input_shapes` broadcast to `shape`.
+    pub(crate) fn new(program: &Program, input_shapes: &[Shape], shape: &Shape) -> Result<Plan> {
+        let mut locs: Vec<Loc> = Vec::with_capacity(program.insts.len());
+        let mut steps: Vec<(usize, Step)> = Vec::new();
+        let mut scratch = vec![None; program.insts.len()];
+        let out = program.insts.len().checked_sub(1).ok_or_else(|| Error::InvalidExpr("empty program".into()))?;
+        let mut out_step = None;
+        for (i, inst) in program.insts.iter().enumerate() {
+            let (loc, step) = match inst.op {
+                InstOp::Arg(a) => {
+                    let in_shape = input_shapes
+                        .get(a)
+                        .ok_or(Error::MissingArgument { index: a, available: input_shapes.len() })?;
+                    if program.inputs.get(a) != Some(&inst.dtype) {
+                        return Err(Error::InvalidExpr(format!(
+                            "instruction {i} reads input {a} with the wrong dtype"
+                        )));
+                    }
+                    match Access::new(in_shape, shape) {
+                        Access::Contiguous => (Loc::Input(a), None),
+                        Access::Splat => (Loc::Splat(a), None),
+                        Access::Gather(g) => (Loc::Scratch, Some(with_dtype!(inst.dtype, T => gather_step::<T>(a, g)))),
+                    }
+                }
+                InstOp::Lit(s) if s.dtype() == inst.dtype => (Loc::Lit(s), None),
+                InstOp::Lit(s) => {
+                    return Err(Error::InvalidExpr(format!("literal {s} in an instruction of dtype {}", inst.dtype)))
+                }
+                InstOp::Index => (Loc::Scratch, Some(Box::new(index_step) as Step)),
+                _ => {
+                    check_operands(program, i)?;
+                    let step = compute_step(program, *inst)?;
+                    match fold(&locs, *inst, &step) {
+                        Some(lit) => (Loc::Lit(lit), None),
+                        None => (Loc::Scratch, Some(step)),
+                    }
+                }
+            };
+            locs.push(loc);
+            if i == out {
+                // The result is written straight into the output chunk.
+                out_step = Some(match step {
+                    Some(s) => s,
+                    None => with_dtype!(inst.dtype, T => copy_step::<T>(i)),
+                });
+            } else if let Some(s) = step {
+                scratch[i] = Some(inst.dtype);
+                steps.push((i, s));
+            }
+        }
+        let out_step = out_step.ok_or_else(|| Error::InvalidExpr("program without a result".into()))?;
+        Ok(Plan { out_dtype: program.output_dtype(), locs, steps, out_step, scratch })
+    }
+
+    /// Fresh scratch buffers for one worker.
+    pub(crate) fn new_scratch(&self) -> Vec<HostVec> {
+        self.scratch
+            .iter()
+            .map(|d| match d {
+                Some(d) => with_dtype!(*d, T => T::new_scratch(CHUNK)),
+                None => HostVec::U32(Vec::new()),
+            })
+            .collect()
+    }
+
+    /// Evaluates output elements `start .. start + out.len()` (at most [`CHUNK`]).
+    #[inline]
+    pub(crate) fn run_chunk(&self, inputs: &[HostSlice<'_>], start: usize, out: DestMut<'_>, scratch: &mut [HostVec]) {
+        let n = match &out {
+            DestMut::F32(s) => s.len(),
+            DestMut::F64(s) => s.len(),
+            DestMut::I32(s) => s.len(),
+            DestMut::U32(s) => s.len(),
+        };
+        for (i, step) in &self.steps {
+            let (done, rest) = scratch.split_at_mut(*i);
+            let ctx = Ctx { locs: &self.locs, inputs, start, n, done };
+            step(&ctx, scratch_dest(&mut rest[0], n));
+        }
+        let ctx = Ctx { locs: &self.locs, inputs, start, n, done: scratch };
+        (self.out_step)(&ctx, out);
+    }
+}
+
+/// Operands must come before the instruction (the program's invariant; checked so that a
+/// malformed program is an error, not an out-of-bounds read).
+fn check_operands(program: &Program, i: usize) -> Result<()> {
+    let ops: &[usize] = match &program.insts[i].op {
+        InstOp::Unary(_, a) | InstOp::Cast(a) => &[*a],
+        InstOp::Binary(_, a, b) => &[*a, *b],
+        InstOp::Select(c, a, b) => &[*c, *a, *b],
+        _ => &[],
+    };
+    let bad = |why: String| Err(Error::InvalidExpr(format!("instruction {i}: {why}")));
+    for &j in ops {
+        if j >= i {
+            return bad(format!("operand {j} is not an earlier instruction"));
+        }
+    }
+    let dtype = program.insts[i].dtype;
+    let want_same: &[usize] = match &program.insts[i].op {
+        InstOp::Unary(_, a) => &[*a],
+        InstOp::Binary(_, a, b) | InstOp::Select(_, a, b) => &[*a, *b],
+        _ => &[],
+    };
+    for &j in want_same {
+        if program.insts[j].dtype != dtype {
+            return bad(format!("operand {j} has dtype {}, not {dtype}", program.insts[j].dtype));
+        }
+    }
+    Ok(())
+}
+
+/// Evaluates an instruction whose operands are all literals, once.
+fn fold(locs: &[Loc], inst: Inst, step: &Step) -> Option<Scalar> {
+    let operands: Vec<usize> = match inst.op {
+        InstOp::Unary(_, a) | InstOp::Cast(a) => vec![a],
+        InstOp::Binary(_, a, b) => vec![a, b],
+        InstOp::Select(c, a, b) => vec![c, a, b],
+        _ => return None,
+    };
+    if !operands.iter().all(|&j| matches!(locs[j], Loc::Lit(_))) {
+        return None;
+    }
+    let ctx = Ctx { locs, inputs: &[], start: 0, n: 1, done: &[] };
+    with_dtype!(inst.dtype, T => {
+        let mut v = [<T as crate::num::Num>::ZERO];
+        step(&ctx, T::erase(&mut v));
+        Some(polycompute_core::Element::to_scalar(v[0]))
+    })
+}
+
+fn index_step(ctx: &Ctx<'_>, d: DestMut<'_>) {
+    kernels::index(ctx.start, dest::<u32>(d));
+}
+
+fn gather_step<T: Lane>(a: usize, g: Gather) -> Step {
+    Box::new(move |ctx, d| g.run(ctx.input::<T>(a), ctx.start, dest::<T>(d)))
+}
+
+fn copy_step<T: Lane>(j: usize) -> Step {
+    Box::new(move |ctx, d| kernels::copy::<T>(ctx.src(j), dest::<T>(d)))
+}
+
+fn unary_step<T: Lane, O: UnOp<T>>(a: usize) -> Step {
+    Box::new(move |ctx, d| kernels::unary::<T, O>(ctx.src(a), dest::<T>(d)))
+}
+
+fn binary_step<T: Lane, O: BinOp<T>>(a: usize, b: usize) -> Step {
+    Box::new(move |ctx, d| kernels::binary::<T, O>(ctx.src(a), ctx.src(b), dest::<T>(d)))
+}
+
+fn select_step<C: Lane, T: Lane>(c: usize, a: usize, b: usize) -> Step {
+    Box::new(move |ctx, d| kernels::select::<C, T>(ctx.src(c), ctx.src(a), ctx.src(b), dest::<T>(d)))
+}
+
+fn cast_step<S: Lane + CastTo<T>, T: Lane>(a: usize) -> Step {
+    Box::new(move |ctx, d| kernels::cast::<S, T>(ctx.src(a), dest::<T>(d)))
+}
+
+/// The step of a computing instruction (unary, binary, select, cast).
+fn compute_step(program: &Program, inst: Inst) -> Result<Step> {
+    let dtype = inst.dtype;
+    let invalid = |what: &str| Err(Error::InvalidExpr(format!("{what} is not defined for {dtype}")));
+    match inst.op {
+        InstOp::Unary(u, a) => match dtype {
+            DType::F32 => float_unary::<f32>(u, a),
+            DType::F64 => float_unary::<f64>(u, a),
+            DType::I32 => common_unary::<i32>(u, a).map_or_else(|| invalid(u.name()), Ok),
+            DType::U32 => common_unary::<u32>(u, a).map_or_else(|| invalid(u.name()), Ok),
+        },
+        InstOp::Binary(b, x, y) => match dtype {
+            DType::F32 => common_binary::<f32>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
+            DType::F64 => common_binary::<f64>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
+            DType::I32 => Ok(int_binary::<i32>(b, x, y)),
+            DType::U32 => Ok(int_binary::<u32>(b, x, y)),
+        },
+        InstOp::Select(c, a, b) => {
+            Ok(with_dtype!(program.insts[c].dtype, C => with_dtype!(dtype, T => select_step::<C, T>(c, a, b))))
+        }
+        InstOp::Cast(a) => Ok(with_dtype!(program.insts[a].dtype, S => with_dtype!(dtype, T => cast_step::<S, T>(a)))),
+        _ => invalid("this instruction"),
+    }
+}
+
+fn common_unary<T: Lane>(u: UnaryOp, a: usize) -> Option<Step> {
+    Some(match u {
+        UnaryOp::Neg => unary_step::<T, op::Neg>(a),
+        UnaryOp::Abs => unary_step::<T, op::Abs>(a),
+        UnaryOp::Floor => unary_step::<T, op::Floor>(a),
+        UnaryOp::Ceil => unary_step::<T, op::Ceil>(a),
+        UnaryOp::Round => unary_step::<T, op::Round>(a),
+        _ => return None,
+    })
+}
+
+fn float_unary<T: Lane + Float>(u: UnaryOp, a: usize) -> Result<Step> {
+    Ok(match u {
+        UnaryOp::Sqrt => unary_step::<T, op::Sqrt>(a),
+        UnaryOp::Recip => unary_step::<T, op::Recip>(a),
+        UnaryOp::Exp => unary_step::<T, op::Exp>(a),
+        UnaryOp::Ln => unary_step::<T, op::Ln>(a),
+        UnaryOp::Sin => unary_step::<T, op::Sin>(a),
+        UnaryOp::Cos => unary_step::<T, op::Cos>(a),
+        UnaryOp::Tan => unary_step::<T, op::Tan>(a),
+        UnaryOp::Tanh => unary_step::<T, op::Tanh>(a),
+        _ => match common_unary::<T>(u, a) {
+            Some(s) => s,
+            None => return Err(Error::InvalidExpr(format!("{} is not defined for {}", u.name(), T::DTYPE))),
+        },
+    })
+}
+
+fn common_binary<T: Lane>(b: BinaryOp, x: usize, y: usize) -> Option<Step> {
+    Some(match b {
+        BinaryOp::Add => binary_step::<T, op::Add>(x, y),
+        BinaryOp::Sub => binary_step::<T, op::Sub>(x, y),
+        BinaryOp::Mul => binary_step::<T, op::Mul>(x, y),
+        BinaryOp::Div => binary_step::<T, op::Div>(x, y),
+        BinaryOp::Rem => binary_step::<T, op::Rem>(x, y),
+        BinaryOp::Pow => binary_step::<T, op::Pow>(x, y),
+        BinaryOp::Min => binary_step::<T, op::Min>(x, y),
+        BinaryOp::Max => binary_step::<T, op::Max>(x, y),
+        BinaryOp::Eq => binary_step::<T, op::Eq>(x, y),
+        BinaryOp::Ne => binary_step::<T, op::Ne>(x, y),
+        BinaryOp::Lt => binary_step::<T, op::Lt>(x, y),
+        BinaryOp::Le => binary_step::<T, op::Le>(x, y),
+        BinaryOp::Gt => binary_step::<T, op::Gt>(x, y),
+        BinaryOp::Ge => binary_step::<T, op::Ge>(x, y),
+        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => return None,
+    })
+}
+
+fn int_binary<T: Lane + Int>(b: BinaryOp, x: usize, y: usize) -> Step {
+    match b {
+        BinaryOp::And => binary_step::<T, op::And>(x, y),
+        BinaryOp::Or => binary_step::<T, op::Or>(x, y),
+        BinaryOp::Xor => binary_step::<T, op::Xor>(x, y),
+        _ => match common_binary::<T>(b, x, y) {
+            Some(s) => s,
+            None => unreachable!("every non-bitwise binary op has a common kernel"),
+        },
+    }
+}

@@ -1,0 +1,134 @@
+//! `Op::Matmul`, row-major, 2-D and batched 3-D, through the `gemm` crate (chosen over
+//! `matrixmultiply` by measurement: see `examples/gemm_compare.rs`).
+
+use gemm::Parallelism;
+use polycompute_core::{BufferRef, Error, HostSlice, Result, Shape};
+use rayon::prelude::*;
+
+use crate::num::Num;
+use crate::storage::CpuBuffer;
+
+/// Below this many multiply-adds per matrix, a batch is spread over threads one matrix
+/// each rather than splitting every matrix.
+const SMALL_GEMM: usize = 64 * 64 * 64;
+
+/// `lhs @ rhs` for validated shapes (`[m, k] @ [k, n]` or `[b, m, k] @ [b, k, n]`).
+pub(crate) fn matmul(
+    lhs_shape: &Shape,
+    rhs_shape: &Shape,
+    lhs: HostSlice<'_>,
+    rhs: HostSlice<'_>,
+    device: &str,
+) -> Result<BufferRef> {
+    let (l, r) = (lhs_shape.dims(), rhs_shape.dims());
+    let (batch, m, k, n) = match (l, r) {
+        ([m, k], [_, n]) => (1, *m, *k, *n),
+        ([b, m, k], [_, _, n]) => (*b, *m, *k, *n),
+        _ => {
+            return Err(Error::MatmulShape {
+                lhs: l.to_vec(),
+                rhs: r.to_vec(),
+                why: "both operands must be 2-D, or both 3-D (batched)".into(),
+            })
+        }
+    };
+    let dims = Dims { batch, m, k, n };
+    if lhs.len() != batch * m * k || rhs.len() != batch * k * n {
+        return Err(Error::Backend {
+            device: device.into(),
+            message: format!(
+                "matmul buffers of {} and {} elements do not match {lhs_shape} @ {rhs_shape}",
+                lhs.len(),
+                rhs.len()
+            ),
+        });
+    }
+    match (lhs, rhs) {
+        (HostSlice::F32(a), HostSlice::F32(b)) => Ok(CpuBuffer::shared(batched(a, b, dims))),
+        (HostSlice::F64(a), HostSlice::F64(b)) => Ok(CpuBuffer::shared(batched(a, b, dims))),
+        (a, b) if a.dtype() != b.dtype() => {
+            Err(Error::DTypeMismatch { context: "matmul rhs".into(), expected: a.dtype(), found: b.dtype() })
+        }
+        (a, _) => Err(Error::Unsupported { op: "matmul".into(), dtype: a.dtype(), device: device.into() }),
+    }
+}
+
+#[derive(Copy, Clone)]
+struct Dims {
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+/// The GEMM element types (f32, f64).
+trait GemmElem: Num {}
+impl GemmElem for f32 {}
+impl GemmElem for f64 {}
+
+fn batched<T: GemmElem>(a: &[T], b: &[T], d: Dims) -> Vec<T> {
+    let Dims { batch, m, k, n } = d;
+    let mut out = vec![T::ZERO; batch * m * n];
+    if m == 0 || n == 0 || k == 0 {
+        // An empty inner dimension sums nothing: the zeros are the answer.
+        return out;
+    }
+    let one = |(i, c): (usize, &mut [T]), par: Parallelism| {
+        gemm_one(&a[i * m * k..(i + 1) * m * k], &b[i * k * n..(i + 1) * k * n], c, d, par)
+    };
+    if batch > 1 && m * n * k < SMALL_GEMM {
+        out.par_chunks_mut(m * n).enumerate().for_each(|x| one(x, Parallelism::None));
+    } else {
+        out.chunks_mut(m * n).enumerate().for_each(|x| one(x, Parallelism::Rayon(0)));
+    }
+    out
+}
+
+/// `c = a @ b` for one row-major `[m, k] @ [k, n]`.
+fn gemm_one<T: GemmElem>(a: &[T], b: &[T], c: &mut [T], d: Dims, par: Parallelism) {
+    let Dims { m, k, n, .. } = d;
+    assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n, "matmul operand sizes");
+    // SAFETY: the three slices hold exactly m·k, k·n and m·n elements (asserted above), and
+    // the strides given (row stride = columns, column stride = 1) keep every access of an
+    // [m, k], [k, n] and [m, n] row-major matrix inside them. `c` is a unique borrow, so
+    // the destination aliases neither operand. `read_dst = false` means `c` is only
+    // written (alpha is ignored) and `beta = 1` makes it the plain product. T is f32 or
+    // f64, which gemm supports (it panics only for other types).
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            a.as_ptr(),
+            1,
+            k as isize,
+            b.as_ptr(),
+            1,
+            n as isize,
+            T::ZERO,
+            T::ONE,
+            false,
+            false,
+            false,
+            par,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polycompute_core::DType;
+
+    #[test]
+    fn ints_are_unsupported_not_wrong() {
+        let s = Shape::new(&[1, 1]).unwrap();
+        let x = [1i32];
+        let e = matmul(&s, &s, HostSlice::I32(&x), HostSlice::I32(&x), "cpu:0").err();
+        assert!(matches!(e, Some(Error::Unsupported { dtype: DType::I32, .. })), "{e:?}");
+    }
+}

@@ -1,0 +1,102 @@
+//! argmin and argmax: the index of the first extreme; the first NaN wins over everything.
+
+use rayon::prelude::*;
+
+use crate::num::Num;
+use crate::par::{PAR_MIN, TASK};
+
+/// Which extreme: `better(a, b)` is true when `a` strictly beats `b`.
+pub(crate) trait Pick: Send + Sync + 'static {
+    fn better<T: Num>(a: T, b: T) -> bool;
+}
+
+/// argmin.
+pub(crate) struct Smallest;
+/// argmax.
+pub(crate) struct Largest;
+
+impl Pick for Smallest {
+    #[inline(always)]
+    fn better<T: Num>(a: T, b: T) -> bool {
+        a < b
+    }
+}
+
+impl Pick for Largest {
+    #[inline(always)]
+    fn better<T: Num>(a: T, b: T) -> bool {
+        a > b
+    }
+}
+
+/// The winner of a run: its index and value.
+#[derive(Copy, Clone)]
+struct Best<T> {
+    index: usize,
+    value: T,
+}
+
+impl<T: Num> Best<T> {
+    /// The earlier-starting winner `self` against the later `other`, by the rules: a NaN
+    /// first, then the strictly better value, then the earlier index.
+    fn then<P: Pick>(self, other: Best<T>) -> Best<T> {
+        let (first, second) = if self.index <= other.index { (self, other) } else { (other, self) };
+        if first.value.is_nan() || (!second.value.is_nan() && !P::better(second.value, first.value)) {
+            first
+        } else {
+            second
+        }
+    }
+}
+
+/// The first extreme of a non-empty run, its index relative to the run.
+fn scan<T: Num, P: Pick>(x: &[T]) -> Best<T> {
+    let mut best = Best { index: 0, value: x[0] };
+    if best.value.is_nan() {
+        return best;
+    }
+    for (i, &v) in x.iter().enumerate().skip(1) {
+        if v.is_nan() {
+            return Best { index: i, value: v };
+        }
+        if P::better(v, best.value) {
+            best = Best { index: i, value: v };
+        }
+    }
+    best
+}
+
+/// The index of the first extreme of a non-empty run, in parallel when it is long.
+pub(crate) fn run<T: Num, P: Pick>(x: &[T]) -> u32 {
+    let best = if x.len() >= PAR_MIN {
+        x.par_chunks(TASK)
+            .enumerate()
+            .map(|(t, c)| {
+                let b = scan::<T, P>(c);
+                Best { index: b.index + t * TASK, value: b.value }
+            })
+            .reduce_with(|a, b| a.then::<P>(b))
+    } else {
+        Some(scan::<T, P>(x))
+    };
+    // Arrays hold at most u32::MAX elements (checked by `Op::output`).
+    best.map_or(0, |b| b.index as u32)
+}
+
+/// Per column, the row of the first extreme among `rows` rows of `out.len()` columns, row
+/// `r` starting at `x[r * stride]`; rows are read in memory order.
+pub(crate) fn rows<T: Num, P: Pick>(x: &[T], rows: usize, stride: usize, out: &mut [u32]) {
+    let cols = out.len();
+    let mut best: Vec<T> = x[..cols].to_vec();
+    out.fill(0);
+    for r in 1..rows {
+        let row = &x[r * stride..r * stride + cols];
+        for ((b, o), &v) in best.iter_mut().zip(out.iter_mut()).zip(row) {
+            // A NaN already found stays; the first NaN replaces any number.
+            if !b.is_nan() && (v.is_nan() || P::better(v, *b)) {
+                *b = v;
+                *o = r as u32;
+            }
+        }
+    }
+}
