@@ -163,6 +163,9 @@ pub enum Error {
         /// Whether the context is unusable from now on.
         sticky: bool,
     },
+    /// A worker pool that cannot be built or started (what to change is in the message).
+    #[error("worker pool: {0}")]
+    Pool(String),
     /// Any other failure inside a backend, with the backend's own words.
     #[error("{device}: {message}")]
     Backend {

@@ -25,6 +25,7 @@ pub use error::{Error, Result};
 pub use expr::{BinaryOp, Expr, Program, UnaryOp};
 pub use op::{Fill, Op, ReduceKind};
 pub use platform::{probe, Probe, WorkerMode, WorkerPlan};
+pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext};
 pub use shape::Shape;
 
 #[doc(hidden)]

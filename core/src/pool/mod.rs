@@ -1,1 +1,39 @@
-//! The worker pool: one worker per device, exactly one result per task.
+//! The worker pool: one worker per device (or several), thread or process workers, one
+//! queue, exactly one result per task.
+//!
+//! * [`Task`] — a named unit of work with serde input and output; [`Tasks`] — the registry
+//!   a program gives both to the pool and to [`worker_main`].
+//! * [`Pool`] — built with [`Pool::builder`]: `submit` ([`JobHandle`]), `submit_with`
+//!   (callback), `map`, `map_unordered` ([`MapResults`]), `shutdown` (also on drop).
+//! * [`WorkerContext`] — a running task's worker id, device, task index, attempt, random
+//!   generator ([`TaskRng`], seeded from (pool seed, task index)) and shared data.
+//! * [`TaskError`] — which task, which worker and device, and why: the task's error, a
+//!   panic, a crash, a timeout, cancellation, serialization, an unknown task, no worker.
+//!
+//! Thread workers move values; process workers are this executable re-executed (never
+//! forked) talking over a socket, so a crash costs one worker and the task's own printing
+//! cannot corrupt the protocol. How they start and how they die with their parent is the
+//! OS-specific part, in [`crate::platform`].
+
+mod builder;
+mod child;
+mod context;
+mod error;
+mod handle;
+mod job;
+mod process_worker;
+mod rng;
+mod runtime;
+mod task;
+mod thread_worker;
+mod wire;
+
+pub use crate::platform::WorkerMode;
+pub use builder::{DeviceSelection, PoolBuilder};
+pub use child::worker_main;
+pub use context::WorkerContext;
+pub use error::{TaskError, TaskErrorKind};
+pub use handle::{JobHandle, MapResults};
+pub use rng::TaskRng;
+pub use runtime::{Pool, WorkerInfo};
+pub use task::{BoxError, Task, Tasks};

@@ -1,0 +1,234 @@
+//! [`PoolBuilder`]: which devices, how many workers, which mode, and the pool's policies.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::context::SharedData;
+use super::runtime::{Config, Pool};
+use super::task::Tasks;
+use super::wire;
+use crate::backend::BackendKind;
+use crate::error::{Error, Result};
+use crate::platform::{worker_plan, WorkerMode, WorkerPlan};
+use crate::registry;
+
+/// Which devices get workers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceSelection {
+    /// Every hardware GPU: CUDA's devices when there are any, else wgpu's non-CPU adapters
+    /// (one GPU is not counted twice through both); the CPU when there is no GPU.
+    Gpus,
+    /// Every device of one backend (an error when it has none).
+    Backend(BackendKind),
+    /// These device ids (`cuda:0`, `wgpu:1`, `cpu`).
+    Ids(Vec<String>),
+    /// The CPU.
+    Cpu,
+}
+
+/// Configures a [`Pool`]; from [`Pool::builder`].
+pub struct PoolBuilder {
+    tasks: Tasks,
+    devices: DeviceSelection,
+    per_device: usize,
+    mode: WorkerMode,
+    cfg: Config,
+    shared: SharedData,
+    shared_encode: Option<Box<dyn Fn() -> std::result::Result<Vec<u8>, String>>>,
+}
+
+impl PoolBuilder {
+    pub(crate) fn new(tasks: &Tasks) -> PoolBuilder {
+        PoolBuilder {
+            tasks: tasks.clone(),
+            devices: DeviceSelection::Gpus,
+            per_device: 1,
+            mode: WorkerMode::Auto,
+            cfg: Config {
+                seed: 0,
+                timeout: None,
+                retries: 0,
+                max_tasks: None,
+                chunk: None,
+                progress: false,
+                depth: 2,
+                worker_exe: None,
+                start_timeout: Duration::from_secs(30),
+            },
+            shared: SharedData::default(),
+            shared_encode: None,
+        }
+    }
+
+    /// Which devices get workers (default: every GPU, the CPU when there is none).
+    pub fn devices(mut self, devices: DeviceSelection) -> Self {
+        self.devices = devices;
+        self
+    }
+
+    /// Workers on the CPU only.
+    pub fn cpu(self) -> Self {
+        self.devices(DeviceSelection::Cpu)
+    }
+
+    /// Workers on these devices (`cuda:0`, `wgpu:1`, `cpu`).
+    pub fn device_ids<S: AsRef<str>>(self, ids: &[S]) -> Self {
+        self.devices(DeviceSelection::Ids(ids.iter().map(|s| s.as_ref().to_string()).collect()))
+    }
+
+    /// Workers per selected device (default 1).
+    pub fn workers_per_device(mut self, n: usize) -> Self {
+        self.per_device = n;
+        self
+    }
+
+    /// Thread or process workers; `Auto` (the default) follows `POLYCOMPUTE_WORKERS`, then
+    /// the platform table (see [`crate::platform::worker_plan`]).
+    pub fn mode(mut self, mode: WorkerMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The seed of every task's random generator (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.cfg.seed = seed;
+        self
+    }
+
+    /// Fail a task that runs longer than this; its worker is replaced (default: none).
+    pub fn task_timeout(mut self, timeout: Duration) -> Self {
+        self.cfg.timeout = Some(timeout);
+        self
+    }
+
+    /// How often a task whose process worker crashed is run again on a fresh worker before
+    /// it fails with `Crashed` (default 0).
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.cfg.retries = retries;
+        self
+    }
+
+    /// Replace a worker after it ran this many tasks (default: never).
+    pub fn max_tasks_per_worker(mut self, n: u64) -> Self {
+        self.cfg.max_tasks = Some(n.max(1));
+        self
+    }
+
+    /// Inputs per job in `map` (default: about an eighth of a map's share per worker, at most
+    /// 1024; 1 when a task timeout is set). Batching saves a queue round trip per task.
+    pub fn chunk_size(mut self, n: usize) -> Self {
+        self.cfg.chunk = Some(n.max(1));
+        self
+    }
+
+    /// Jobs sent ahead to a process worker while it works on one (default 2; 1 = none).
+    pub fn pipeline_depth(mut self, n: usize) -> Self {
+        self.cfg.depth = n.max(1);
+        self
+    }
+
+    /// Show a progress bar (on stderr, when it is a terminal) during `map`s.
+    pub fn progress(mut self, show: bool) -> Self {
+        self.cfg.progress = show;
+        self
+    }
+
+    /// Read-only data given once to every worker: tasks read it with
+    /// [`super::WorkerContext::shared`].
+    pub fn shared_data<S: Serialize + Send + Sync + 'static>(mut self, data: S) -> Self {
+        let data = Arc::new(data);
+        let for_encode = data.clone();
+        self.shared = SharedData { value: Some(data), type_name: std::any::type_name::<S>().to_string(), bytes: None };
+        self.shared_encode = Some(Box::new(move || postcard::to_allocvec(&*for_encode).map_err(|e| e.to_string())));
+        self
+    }
+
+    /// Start process workers from this executable instead of the current one; its `main`
+    /// must call `worker_main` with the same tasks.
+    pub fn worker_exe(mut self, path: impl Into<PathBuf>) -> Self {
+        self.cfg.worker_exe = Some(path.into());
+        self
+    }
+
+    /// How long a process worker may take to start and open its device (default 30 s).
+    pub fn start_timeout(mut self, timeout: Duration) -> Self {
+        self.cfg.start_timeout = timeout;
+        self
+    }
+
+    /// Starts the workers. Returns at once: workers open their devices in the background
+    /// and tasks wait in the queue until one is ready.
+    pub fn build(self) -> Result<Pool> {
+        if std::env::var_os(wire::ENV_ADDR).is_some() {
+            return Err(Error::Pool(
+                "this process was started as a polycompute worker, but its main did not call \
+                 polycompute::worker_main(&tasks) before building a pool; call it first thing in main"
+                    .into(),
+            ));
+        }
+        self.tasks.check().map_err(Error::Pool)?;
+        if self.per_device == 0 {
+            return Err(Error::Pool("workers_per_device must be at least 1".into()));
+        }
+        let plan = match self.mode {
+            WorkerMode::Auto => worker_plan(),
+            mode => WorkerPlan { mode, reason: "chosen by the pool builder".into() },
+        };
+        let devices = resolve(&self.devices)?;
+        let mut shared = self.shared;
+        if plan.mode == WorkerMode::Process {
+            if let Some(encode) = &self.shared_encode {
+                let bytes = encode().map_err(|e| Error::Pool(format!("the shared data cannot be serialized: {e}")))?;
+                shared.bytes = Some(Arc::new(bytes));
+            }
+        }
+        Pool::start(self.tasks, plan.mode, plan, self.cfg, devices, self.per_device, shared)
+    }
+}
+
+/// The devices a selection stands for.
+fn resolve(selection: &DeviceSelection) -> Result<Vec<(BackendKind, usize)>> {
+    let gpus_of = |kind: BackendKind| -> Vec<(BackendKind, usize)> {
+        registry::backend(kind)
+            .and_then(|b| b.devices())
+            .map(|ds| ds.into_iter().filter(|d| !d.is_cpu).map(|d| (kind, d.ordinal)).collect())
+            .unwrap_or_default()
+    };
+    match selection {
+        DeviceSelection::Cpu => Ok(vec![(BackendKind::Cpu, 0)]),
+        DeviceSelection::Gpus => {
+            for kind in [BackendKind::Cuda, BackendKind::Wgpu] {
+                let found = gpus_of(kind);
+                if !found.is_empty() {
+                    return Ok(found);
+                }
+            }
+            Ok(vec![(BackendKind::Cpu, 0)])
+        }
+        DeviceSelection::Backend(kind) => {
+            let devices = registry::backend(*kind)?.devices()?;
+            if devices.is_empty() {
+                return Err(Error::BackendUnavailable { kind: *kind, reason: "no devices".into() });
+            }
+            Ok(devices.into_iter().map(|d| (*kind, d.ordinal)).collect())
+        }
+        DeviceSelection::Ids(ids) => {
+            if ids.is_empty() {
+                return Err(Error::Pool("the device list is empty; name at least one device (e.g. cpu)".into()));
+            }
+            ids.iter()
+                .map(|id| {
+                    let (kind, ordinal) = crate::device::parse_id(id)?;
+                    let count = registry::backend(kind)?.devices()?.len();
+                    if ordinal >= count {
+                        return Err(Error::NoSuchDevice { kind, ordinal, count });
+                    }
+                    Ok((kind, ordinal))
+                })
+                .collect()
+        }
+    }
+}

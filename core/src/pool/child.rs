@@ -1,0 +1,119 @@
+//! Process workers, worker side: [`worker_main`].
+
+use std::io::{BufReader, BufWriter};
+
+use super::context::{SharedData, WorkerContext};
+use super::task::{Failure, Tasks};
+use super::wire::{self, FromWorker, ToWorker};
+use crate::device::Device;
+use crate::platform::process as os;
+
+/// Call this first thing in `main`, with the program's tasks. In a normal run it returns at
+/// once. In a process the pool started as a worker (it sets an environment variable), it
+/// serves tasks until the pool lets it go and then exits the process, never returning, the
+/// way Python's `multiprocessing` needs `freeze_support()` at the top of the main module.
+///
+/// ```no_run
+/// fn main() {
+///     let tasks = polycompute_core::Tasks::new(); // .add(MyTask) ...
+///     polycompute_core::worker_main(&tasks);
+///     // ... the program proper: build a Pool with the same tasks ...
+/// }
+/// ```
+pub fn worker_main(tasks: &Tasks) {
+    let Some(addr) = std::env::var_os(wire::ENV_ADDR) else { return };
+    let addr = addr.to_string_lossy().into_owned();
+    let token = std::env::var(wire::ENV_TOKEN).unwrap_or_default();
+    let parent = std::env::var(wire::ENV_PARENT).ok().and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
+    // A task that starts this program again must get a normal run, not a second worker.
+    // (Done before any thread of ours exists; edition 2021's remove_var is safe to call.)
+    for var in [wire::ENV_ADDR, wire::ENV_TOKEN, wire::ENV_PARENT] {
+        std::env::remove_var(var);
+    }
+    let code = match serve(tasks, &addr, token, parent) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("polycompute worker (pid {}): {e}", std::process::id());
+            70
+        }
+    };
+    std::process::exit(code);
+}
+
+fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), String> {
+    os::init_worker(parent)?;
+    let stream = os::connect(addr).map_err(|e| format!("cannot connect to the parent at {addr}: {e}"))?;
+    let reader = stream.try_clone().map_err(|e| e.to_string())?;
+    let mut out = BufWriter::with_capacity(1 << 16, stream);
+    wire::write_frame(&mut out, &FromWorker::Hello { token, pid: std::process::id() }, &[])
+        .map_err(|e| e.to_string())?;
+
+    // Frames are read on their own thread, which is also how the worker learns that its
+    // parent is gone (EOF), even in the middle of a task: it then exits at once.
+    let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+    std::thread::Builder::new()
+        .name("polycompute-worker-reader".into())
+        .spawn(move || {
+            let mut r = BufReader::with_capacity(1 << 16, reader);
+            loop {
+                let mut frame = Vec::new();
+                match wire::read_frame(&mut r, &mut frame) {
+                    Ok(true) => {
+                        if tx.send(frame).is_err() {
+                            return;
+                        }
+                    }
+                    _ => std::process::exit(0),
+                }
+            }
+        })
+        .map_err(|e| e.to_string())?;
+
+    let recv = || rx.recv().map_err(|_| "the reader thread stopped".to_string());
+    let frame = recv()?;
+    let setup = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?.0;
+    let ToWorker::Setup { worker, kind, ordinal, seed, shared_type, shared } = setup else {
+        return Err("the parent did not send a setup first".into());
+    };
+    let device = match Device::open(kind, ordinal) {
+        Ok(d) => d,
+        Err(e) => {
+            let message = format!("cannot open {kind}:{ordinal} in the worker: {e}");
+            let _ = wire::write_frame(&mut out, &FromWorker::StartFailed { message }, &[]);
+            return Ok(());
+        }
+    };
+    let shared = SharedData { value: None, type_name: shared_type, bytes: shared.map(std::sync::Arc::new) };
+    let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, shared);
+    wire::write_frame(&mut out, &FromWorker::Ready { device: device.id() }, &[]).map_err(|e| e.to_string())?;
+
+    let mut results = Vec::new();
+    loop {
+        let frame = recv()?;
+        let (header, body) = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?;
+        let ToWorker::Job { id, task, first_index, attempt, count } = header else {
+            return Err("unexpected setup frame".into());
+        };
+        let entry = tasks.get(&task);
+        results.clear();
+        let mut retire = None;
+        for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
+            ctx.begin(first_index + k as u64, attempt);
+            let failure = wire::push_result(&mut results, |out| {
+                let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
+                match entry {
+                    Some(t) => t.run_encoded(&mut ctx, input, out),
+                    None => Err(Failure::UnknownTask(tasks.known())),
+                }
+            });
+            if let Some(Failure::Failed { sticky: true, message }) = failure {
+                retire = Some(format!("sticky device fault: {message}"));
+            }
+        }
+        let done = retire.is_some();
+        wire::write_frame(&mut out, &FromWorker::Results { id, count, retire }, &results).map_err(|e| e.to_string())?;
+        if done {
+            return Ok(()); // the device context is poisoned: the pool starts a fresh worker
+        }
+    }
+}

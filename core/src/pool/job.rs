@@ -1,0 +1,183 @@
+//! Jobs: one or more consecutive inputs of one task, queued as a unit, and the claim
+//! protocol that makes every input end in exactly one result whoever races to deliver it
+//! (the worker, a timeout, a cancellation, a crash, shutdown).
+
+use std::any::Any;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::error::{TaskError, TaskErrorKind};
+use super::task::{ErasedTask, Value};
+
+/// Where results go: a job handle, a map's channel, a callback.
+pub(crate) trait Sink: Send + Sync {
+    /// Delivers the result of the input at position `pos` of its submission.
+    fn deliver(&self, pos: usize, result: Result<Value, TaskError>);
+}
+
+/// A job's inputs: moved values for thread workers, encodings for process workers.
+pub(crate) enum Inputs {
+    /// A `std::vec::IntoIter<T::Input>`.
+    Local(Box<dyn Any + Send>),
+    /// The items section of a job frame (see `wire`).
+    Encoded(Vec<u8>),
+}
+
+/// A queued unit of work.
+pub(crate) struct Job {
+    pub(crate) task: Arc<dyn ErasedTask>,
+    pub(crate) attempt: u32,
+    pub(crate) inputs: Inputs,
+    pub(crate) ctl: Arc<JobCtl>,
+}
+
+const QUEUED: u8 = 0;
+const RUNNING: u8 = 1;
+
+/// The shared state of a job: who runs it and which of its results were delivered.
+pub(crate) struct JobCtl {
+    sink: Arc<dyn Sink>,
+    task: &'static str,
+    /// Task index of the first input.
+    pub(crate) first_index: u64,
+    /// Position of the first input in its submission.
+    first_pos: usize,
+    /// Number of inputs.
+    pub(crate) len: usize,
+    /// Results delivered so far (always a prefix: workers deliver in order).
+    delivered: AtomicUsize,
+    state: AtomicU8,
+    /// `slot << 32 | generation` of the worker running the job.
+    runner: AtomicU64,
+    /// The submission's cancel flag (shared by every job of a map).
+    cancel: Arc<AtomicBool>,
+}
+
+impl JobCtl {
+    pub(crate) fn new(
+        sink: Arc<dyn Sink>,
+        task: &'static str,
+        first_index: u64,
+        first_pos: usize,
+        len: usize,
+        cancel: Arc<AtomicBool>,
+    ) -> Arc<JobCtl> {
+        Arc::new(JobCtl {
+            sink,
+            task,
+            first_index,
+            first_pos,
+            len,
+            delivered: AtomicUsize::new(0),
+            state: AtomicU8::new(QUEUED),
+            runner: AtomicU64::new(u64::MAX),
+            cancel,
+        })
+    }
+
+    /// A job for inputs `range` of this one (claimed with [`JobCtl::claim_rest`]): the rest
+    /// of a batch moved to another worker, or one input run alone.
+    pub(crate) fn sub(&self, range: std::ops::Range<usize>) -> Arc<JobCtl> {
+        JobCtl::new(
+            self.sink.clone(),
+            self.task,
+            self.first_index + range.start as u64,
+            self.first_pos + range.start,
+            range.len(),
+            self.cancel.clone(),
+        )
+    }
+
+    /// Marks the job as taken by worker `slot`, generation `gen`; false when it was
+    /// cancelled (its remaining results are then delivered as `Cancelled`).
+    pub(crate) fn start(&self, slot: usize, gen: u64) -> bool {
+        if self.cancel.load(Ordering::Acquire) {
+            self.fail_rest(None, 1, TaskErrorKind::Cancelled);
+            return false;
+        }
+        if self.is_done() {
+            return false;
+        }
+        self.runner.store(((slot as u64) << 32) | (gen & 0xFFFF_FFFF), Ordering::Release);
+        self.state.store(RUNNING, Ordering::Release);
+        true
+    }
+
+    /// Back in the queue (its worker died before running it).
+    pub(crate) fn requeued(&self) {
+        self.state.store(QUEUED, Ordering::Release);
+    }
+
+    /// The worker running the job, as `(slot, generation)`, if it runs.
+    pub(crate) fn runner(&self) -> Option<(usize, u64)> {
+        if self.state.load(Ordering::Acquire) != RUNNING {
+            return None;
+        }
+        let r = self.runner.load(Ordering::Acquire);
+        (r != u64::MAX).then_some(((r >> 32) as usize, r & 0xFFFF_FFFF))
+    }
+
+    /// Whether every result was delivered.
+    pub(crate) fn is_done(&self) -> bool {
+        self.delivered.load(Ordering::Acquire) >= self.len
+    }
+
+    /// Sets the submission's cancel flag.
+    pub(crate) fn set_cancelled(&self) {
+        self.cancel.store(true, Ordering::Release);
+    }
+
+    /// Delivers the result of input `k` unless someone else already delivered it.
+    pub(crate) fn deliver(&self, k: usize, result: Result<Value, TaskError>) -> bool {
+        if self.delivered.compare_exchange(k, k + 1, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            self.sink.deliver(self.first_pos + k, result);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Claims every input not delivered yet, without delivering anything: the caller now
+    /// owes them a result (through [`JobCtl::sub`] jobs, say). `None` when none was left.
+    pub(crate) fn claim_rest(&self) -> Option<std::ops::Range<usize>> {
+        let mut cur = self.delivered.load(Ordering::Acquire);
+        loop {
+            if cur >= self.len {
+                return None;
+            }
+            match self.delivered.compare_exchange(cur, self.len, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Some(cur..self.len),
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Claims every input not delivered yet and delivers `kind` for each; returns how many.
+    pub(crate) fn fail_rest(&self, worker: Option<(usize, &str)>, attempts: u32, kind: TaskErrorKind) -> usize {
+        let Some(range) = self.claim_rest() else { return 0 };
+        let cur = range.start;
+        for k in range {
+            let err = self.error(k, worker, attempts, kind.clone());
+            self.sink.deliver(self.first_pos + k, Err(err));
+        }
+        self.len - cur
+    }
+
+    /// The error for input `k`.
+    pub(crate) fn error(
+        &self,
+        k: usize,
+        worker: Option<(usize, &str)>,
+        attempts: u32,
+        kind: TaskErrorKind,
+    ) -> TaskError {
+        TaskError {
+            task: self.task.to_string(),
+            index: self.first_index + k as u64,
+            worker: worker.map(|w| w.0),
+            device: worker.map(|w| w.1.to_string()),
+            attempts,
+            kind,
+        }
+    }
+}
