@@ -13,5 +13,7 @@ pub use polycompute_core::*;
 
 // Linking the backend crates registers them with the core registry.
 pub use polycompute_cpu;
+#[cfg(feature = "wgpu")]
+pub use polycompute_wgpu;
 
 pub mod conformance;

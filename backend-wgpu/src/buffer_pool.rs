@@ -1,0 +1,224 @@
+//! Device memory: a pool that reuses freed storage buffers by size class, the buffer type
+//! arrays hold, and pooled staging buffers for readback.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use polycompute_core::{DType, DeviceBuffer, Error, Result};
+
+use crate::errors::Scope;
+
+/// Allocations smaller than this share one class (binding a buffer of size 0 is invalid).
+const MIN_CLASS: u64 = 256;
+
+/// The size class of an allocation of `bytes`: powers of two split into eight steps, so a
+/// class wastes less than a quarter of what it holds and a freed buffer fits many requests.
+pub(crate) fn size_class(bytes: u64) -> u64 {
+    if bytes <= MIN_CLASS {
+        return MIN_CLASS;
+    }
+    let step = bytes.next_power_of_two() / 8;
+    bytes.div_ceil(step) * step
+}
+
+/// The limits an allocation must respect.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct MemLimits {
+    /// `max_buffer_size` of the device.
+    pub max_buffer: u64,
+    /// `max_storage_buffer_binding_size`: every array is bound whole to its kernels.
+    pub max_binding: u64,
+}
+
+/// Free buffers by (usage, size class), shared by the device and every buffer it made.
+pub(crate) struct BufferPool {
+    device: wgpu::Device,
+    device_id: String,
+    limits: MemLimits,
+    free: Mutex<Free>,
+    /// Most bytes kept in free lists; past it, freed buffers are destroyed.
+    cap: u64,
+}
+
+#[derive(Default)]
+struct Free {
+    lists: HashMap<(u32, u64), Vec<wgpu::Buffer>>,
+    bytes: u64,
+}
+
+impl BufferPool {
+    pub(crate) fn new(device: wgpu::Device, device_id: String, limits: MemLimits) -> Arc<BufferPool> {
+        let cap = (limits.max_buffer / 2).clamp(64 << 20, 1 << 30);
+        Arc::new(BufferPool { device, device_id, limits, free: Mutex::default(), cap })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Free> {
+        self.free.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Number of buffers waiting in the free lists (for tests and reports).
+    pub(crate) fn free_count(&self) -> usize {
+        self.lock().lists.values().map(Vec::len).sum()
+    }
+
+    /// Checks that `bytes` fit in one buffer and one binding, naming the limit when not.
+    pub(crate) fn check_size(&self, bytes: u64, what: &str) -> Result<()> {
+        let (limit, name) = if self.limits.max_binding < self.limits.max_buffer {
+            (self.limits.max_binding, "max_storage_buffer_binding_size")
+        } else {
+            (self.limits.max_buffer, "max_buffer_size")
+        };
+        if bytes > limit {
+            return Err(Error::TooLarge(format!(
+                "{what} needs {bytes} bytes but {} allows at most {limit} bytes per array ({name}); \
+                 split the array into smaller pieces",
+                self.device_id
+            )));
+        }
+        Ok(())
+    }
+
+    /// A storage buffer of at least `bytes` (usable as kernel input and output and as a copy
+    /// source and destination), from the free list when one of its class is there.
+    pub(crate) fn storage(self: &Arc<Self>, bytes: u64, what: &str) -> Result<wgpu::Buffer> {
+        self.check_size(bytes, what)?;
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        self.take(usage, bytes)
+    }
+
+    /// A mappable staging buffer of at least `bytes` for readback.
+    pub(crate) fn staging(self: &Arc<Self>, bytes: u64) -> Result<wgpu::Buffer> {
+        self.take(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, bytes)
+    }
+
+    fn take(&self, usage: wgpu::BufferUsages, bytes: u64) -> Result<wgpu::Buffer> {
+        let class = size_class(bytes).min(self.limits.max_buffer.max(bytes.next_multiple_of(4)));
+        {
+            let mut free = self.lock();
+            if let Some(buf) = free.lists.get_mut(&(usage.bits(), class)).and_then(Vec::pop) {
+                free.bytes -= class;
+                return Ok(buf);
+            }
+        }
+        match self.create(usage, class) {
+            Err(Error::OutOfMemory { .. }) => {
+                // Freed buffers may be what stands in the way: drop them and try once more.
+                self.trim();
+                self.create(usage, class)
+            }
+            r => r,
+        }
+    }
+
+    fn create(&self, usage: wgpu::BufferUsages, size: u64) -> Result<wgpu::Buffer> {
+        let scope = Scope::push(&self.device);
+        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("polycompute"),
+            size,
+            usage,
+            mapped_at_creation: false,
+        });
+        scope.finish(&self.device_id, size)?;
+        Ok(buf)
+    }
+
+    /// Returns a buffer to its free list (or destroys it when the pool is full).
+    pub(crate) fn give_back(&self, buf: wgpu::Buffer) {
+        let size = buf.size();
+        let mut free = self.lock();
+        if free.bytes + size > self.cap {
+            drop(free);
+            buf.destroy();
+            return;
+        }
+        free.bytes += size;
+        free.lists.entry((buf.usage().bits(), size)).or_default().push(buf);
+    }
+
+    /// Destroys every free buffer.
+    pub(crate) fn trim(&self) {
+        let lists = std::mem::take(&mut *self.lock());
+        for buf in lists.lists.into_values().flatten() {
+            buf.destroy();
+        }
+    }
+}
+
+/// A wgpu array buffer. Dropping it returns the memory to its device's pool.
+pub struct WgpuBuffer {
+    buffer: Option<wgpu::Buffer>,
+    dtype: DType,
+    len: usize,
+    owner: u64,
+    pool: Arc<BufferPool>,
+}
+
+impl WgpuBuffer {
+    pub(crate) fn new(buffer: wgpu::Buffer, dtype: DType, len: usize, owner: u64, pool: Arc<BufferPool>) -> Self {
+        WgpuBuffer { buffer: Some(buffer), dtype, len, owner, pool }
+    }
+
+    /// The wgpu buffer (at least `len * dtype.size_bytes()` bytes; its size class).
+    pub fn raw(&self) -> &wgpu::Buffer {
+        match &self.buffer {
+            Some(b) => b,
+            // `buffer` is only taken in `drop`.
+            None => unreachable!("WgpuBuffer used after drop"),
+        }
+    }
+
+    /// Bytes of the elements (not of the whole allocation).
+    pub fn bytes(&self) -> u64 {
+        (self.len * self.dtype.size_bytes()) as u64
+    }
+
+    /// The id of the device that made it.
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner
+    }
+}
+
+impl fmt::Debug for WgpuBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WgpuBuffer<{}>[{}]", self.dtype, self.len)
+    }
+}
+
+impl Drop for WgpuBuffer {
+    fn drop(&mut self) {
+        if let Some(b) = self.buffer.take() {
+            self.pool.give_back(b);
+        }
+    }
+}
+
+impl DeviceBuffer for WgpuBuffer {
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn size_classes_waste_under_a_quarter_and_are_reused() {
+        assert_eq!(size_class(1), 256);
+        assert_eq!(size_class(256), 256);
+        assert_eq!(size_class(257), 320);
+        for bytes in [300u64, 1000, 4097, 1 << 20, (1 << 20) + 1, 123_456_789] {
+            let c = size_class(bytes);
+            assert!(c >= bytes && (c - bytes) * 4 < bytes, "{bytes} -> {c}");
+            assert_eq!(size_class(c), c, "a class is its own class");
+        }
+    }
+}

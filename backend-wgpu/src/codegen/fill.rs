@@ -1,0 +1,111 @@
+//! Fill kernels: a constant (written as raw words, so f64 needs no 64-bit bitcast), and the
+//! Philox4x32-10 streams of core/src/philox.rs, bit for bit: one thread per Philox block.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use polycompute_core::{DType, Error, Result};
+
+use super::semantics::library;
+use super::{Builder, WG};
+use crate::pipeline_cache::KernelSource;
+
+/// Writes the element `(prm(1), prm(2))` (one or two words) to each of `prm(0)` elements.
+pub(crate) fn constant(words: u32) -> KernelSource {
+    let mut b = Builder::new(3);
+    let (elem, value) = if words == 2 { ("vec2<u32>", "vec2<u32>(prm(1u), prm(2u))") } else { ("u32", "prm(1u)") };
+    b.storage("out", elem, true);
+    let body = format!(
+        "    let n = prm(0u);\n    if (n == 0u || g > (n - 1u) / {WG}u) {{ return; }}\n    \
+         let i = g * {WG}u + lid;\n    if (i < n) {{ out[i] = {value}; }}\n"
+    );
+    b.finish((WG, 1), &body)
+}
+
+/// Philox4x32-10 in WGSL: 32x32->64-bit products from 16-bit halves (WGSL has no u64).
+const PHILOX: &str = r#"
+fn mulhilo(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let p11 = a1 * b1;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    let hi = p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+    return vec2<u32>(hi, a * b);
+}
+fn philox(ctr: vec4<u32>, key: vec2<u32>) -> vec4<u32> {
+    var c = ctr;
+    var k = key;
+    for (var round = 0u; round < 10u; round = round + 1u) {
+        if (round > 0u) { k = k + vec2<u32>(0x9E3779B9u, 0xBB67AE85u); }
+        let p0 = mulhilo(0xD2511F53u, c.x);
+        let p1 = mulhilo(0xCD9E8D57u, c.z);
+        c = vec4<u32>(p1.x ^ c.y ^ k.x, p1.y, p0.x ^ c.w ^ k.y, p0.y);
+    }
+    return c;
+}
+// (w >> 8) * 2^-24 and ((hi:lo) >> 11) * 2^-53, exactly as the CPU reference.
+fn unit_f32(w: u32) -> f32 { return f32(w >> 8u) * bitcast<f32>(0x33800000u); }
+"#;
+
+const UNIT_F64: &str = r#"
+fn unit_f64(lo: u32, hi: u32) -> f64 {
+    return f64(hi) * 2.3283064365386963e-10lf + f64(lo >> 11u) * 1.1102230246251565e-16lf;
+}
+"#;
+
+/// Random fills: `normal` false for uniform (floats in [0, 1), raw bits for integers), true
+/// for Box-Muller normals. Params: `n`, seed low word, seed high word.
+pub(crate) fn random(dtype: DType, normal: bool, device: &str) -> Result<KernelSource> {
+    if normal && dtype != DType::F32 {
+        return Err(Error::Unsupported {
+            op: "normal fill (needs ln, sqrt, sin and cos, which WGSL has for f32 only)".into(),
+            dtype,
+            device: device.to_string(),
+        });
+    }
+    let mut b = Builder::new(3);
+    let elem = match dtype {
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::I32 | DType::U32 => "u32",
+    };
+    b.storage("out", elem, true);
+    b.code(&library(&BTreeSet::from([DType::F32])));
+    b.code(PHILOX);
+    if dtype == DType::F64 {
+        b.code(UNIT_F64);
+    }
+    // Elements per Philox block.
+    let per = if dtype == DType::F64 { 2 } else { 4 };
+    let mut body = format!(
+        "    let n = prm(0u);\n    let blocks = (n - 1u) / {per}u + 1u;\n    \
+         if (n == 0u || g > (blocks - 1u) / {WG}u) {{ return; }}\n    \
+         let blk = g * {WG}u + lid;\n    if (blk >= blocks) {{ return; }}\n    \
+         let w = philox(vec4<u32>(blk, 0u, 0u, 0u), vec2<u32>(prm(1u), prm(2u)));\n    \
+         let base = blk * {per}u;\n"
+    );
+    let values: Vec<String> = match (dtype, normal) {
+        (DType::I32 | DType::U32, _) => (0..4).map(|j| format!("w[{j}]")).collect(),
+        (DType::F32, false) => (0..4).map(|j| format!("unit_f32(w[{j}])")).collect(),
+        (DType::F64, _) => vec!["unit_f64(w[0], w[1])".into(), "unit_f64(w[2], w[3])".into()],
+        (DType::F32, true) => {
+            body.push_str(
+                "    let two_pi = bitcast<f32>(0x40c90fdbu);\n    \
+                 let u1a = f32((w[0] >> 8u) + 1u) * bitcast<f32>(0x33800000u);\n    \
+                 let ra = sqrt(-2.0 * log(u1a));\n    let ta = two_pi * unit_f32(w[1]);\n    \
+                 let u1b = f32((w[2] >> 8u) + 1u) * bitcast<f32>(0x33800000u);\n    \
+                 let rb = sqrt(-2.0 * log(u1b));\n    let tb = two_pi * unit_f32(w[3]);\n",
+            );
+            vec!["ra * cos(ta)".into(), "ra * sin(ta)".into(), "rb * cos(tb)".into(), "rb * sin(tb)".into()]
+        }
+    };
+    for (j, v) in values.iter().enumerate() {
+        let _ = writeln!(body, "    if (base + {j}u < n) {{ out[base + {j}u] = {v}; }}");
+    }
+    Ok(b.finish((WG, 1), &body))
+}

@@ -1,0 +1,151 @@
+//! The fused elementwise kernel: one thread per output element, each input read directly
+//! (same shape), as a scalar, or through broadcast strides over the (coalesced) output shape.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use polycompute_core::expr::{InstOp, Program};
+use polycompute_core::{BinaryOp, DType, Error, Result, UnaryOp};
+
+use super::semantics::{cast_name, library};
+use super::{literal, wgsl_type, Builder, WG};
+use crate::pipeline_cache::KernelSource;
+
+/// How a map kernel reads one input.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum InputMode {
+    /// The input has the output's shape: element `i` is `in[i]`.
+    Same,
+    /// One element, broadcast everywhere.
+    Scalar,
+    /// Read through strides (`prm`), one per output dimension.
+    Strided,
+}
+
+/// The uniform words of a map kernel: `n`, the `ndim` output dims, then `ndim` strides for
+/// each strided input in order.
+pub(crate) fn param_count(modes: &[InputMode], ndim: usize) -> usize {
+    1 + ndim + ndim * modes.iter().filter(|m| **m == InputMode::Strided).count()
+}
+
+/// The kernel computing `program` over inputs read as `modes`, on an output of `ndim`
+/// dimensions (used only by strided inputs). An f64 op WGSL cannot express is
+/// [`Error::Unsupported`].
+pub(crate) fn kernel(program: &Program, modes: &[InputMode], ndim: usize, device: &str) -> Result<KernelSource> {
+    let mut dtypes: BTreeSet<DType> = program.insts.iter().map(|i| i.dtype).collect();
+    dtypes.extend(program.inputs.iter().copied());
+    let mut b = Builder::new(param_count(modes, ndim));
+    for (k, d) in program.inputs.iter().enumerate() {
+        b.storage(&format!("in{k}"), wgsl_type(*d), false);
+    }
+    b.storage("out", wgsl_type(program.output_dtype()), true);
+    b.code(&library(&dtypes));
+
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "    let n = prm(0u);\n    if (n == 0u || g > (n - 1u) / {WG}u) {{ return; }}\n    \
+         let gid = g * {WG}u + lid;\n    if (gid >= n) {{ return; }}\n"
+    );
+    // Strided inputs: decompose gid over the output dims, innermost first.
+    let strided: Vec<usize> = (0..modes.len()).filter(|&k| modes[k] == InputMode::Strided).collect();
+    if !strided.is_empty() {
+        body.push_str("    var rem = gid;\n");
+        for k in &strided {
+            let _ = writeln!(body, "    var o{k} = 0u;");
+        }
+        for d in (0..ndim).rev() {
+            if d == 0 {
+                body.push_str("    {\n        let c = rem;\n");
+            } else {
+                let _ = write!(
+                    body,
+                    "    {{\n        let dim = prm({}u);\n        let c = rem % dim;\n        rem = rem / dim;\n",
+                    1 + d
+                );
+            }
+            for (slot, k) in strided.iter().enumerate() {
+                let _ = writeln!(body, "        o{k} = o{k} + c * prm({}u);", 1 + ndim + slot * ndim + d);
+            }
+            body.push_str("    }\n");
+        }
+    }
+    for (i, inst) in program.insts.iter().enumerate() {
+        let t = wgsl_type(inst.dtype);
+        let e = inst_expr(program, modes, i, device)?;
+        let _ = writeln!(body, "    let r{i}: {t} = {e};");
+    }
+    let _ = writeln!(body, "    out[gid] = r{};", program.output());
+    Ok(b.finish((WG, 1), &body))
+}
+
+fn unsupported(what: &str, dtype: DType, device: &str) -> Error {
+    Error::Unsupported {
+        op: format!("{what} (WGSL has no {dtype} {what}; compute in f32 or on another backend)"),
+        dtype,
+        device: device.to_string(),
+    }
+}
+
+/// The WGSL expression of instruction `i`.
+fn inst_expr(p: &Program, modes: &[InputMode], i: usize, device: &str) -> Result<String> {
+    let inst = p.insts[i];
+    let d = inst.dtype;
+    let t = wgsl_type(d);
+    let r = |j: usize| format!("r{j}");
+    Ok(match inst.op {
+        InstOp::Arg(k) => match modes.get(k) {
+            Some(InputMode::Same) => format!("in{k}[gid]"),
+            Some(InputMode::Scalar) => format!("in{k}[0]"),
+            _ => format!("in{k}[o{k}]"),
+        },
+        InstOp::Lit(s) => literal(s),
+        InstOp::Index => "gid".to_string(),
+        InstOp::Unary(op, a) => {
+            let a = r(a);
+            match op {
+                UnaryOp::Neg if d.is_int() => format!("({t}(0) - {a})"),
+                UnaryOp::Neg => format!("(-{a})"),
+                UnaryOp::Abs if d == DType::U32 => a,
+                UnaryOp::Abs => format!("abs({a})"),
+                UnaryOp::Sqrt => format!("sqrt_{t}({a})"),
+                UnaryOp::Recip => format!("({t}(1) / {a})"),
+                UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round if d.is_int() => a,
+                UnaryOp::Floor => format!("floor({a})"),
+                UnaryOp::Ceil => format!("ceil({a})"),
+                UnaryOp::Round => format!("round({a})"),
+                UnaryOp::Exp | UnaryOp::Ln | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan | UnaryOp::Tanh => {
+                    if d != DType::F32 {
+                        return Err(unsupported(op.name(), d, device));
+                    }
+                    format!("{}_f32({a})", op.name())
+                }
+            }
+        }
+        InstOp::Binary(op, a, b) => {
+            let (a, b) = (r(a), r(b));
+            match op {
+                BinaryOp::Add => format!("({a} + {b})"),
+                BinaryOp::Sub => format!("({a} - {b})"),
+                BinaryOp::Mul => format!("({a} * {b})"),
+                BinaryOp::Div if d.is_float() => format!("({a} / {b})"),
+                BinaryOp::Div => format!("div_{t}({a}, {b})"),
+                BinaryOp::Rem => format!("rem_{t}({a}, {b})"),
+                BinaryOp::Pow if d == DType::F64 => return Err(unsupported("pow", d, device)),
+                BinaryOp::Pow => format!("pow_{t}({a}, {b})"),
+                BinaryOp::Min if d.is_int() => format!("min({a}, {b})"),
+                BinaryOp::Max if d.is_int() => format!("max({a}, {b})"),
+                BinaryOp::Min | BinaryOp::Max | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le
+                | BinaryOp::Gt | BinaryOp::Ge => format!("{}_{t}({a}, {b})", op.name()),
+                BinaryOp::And => format!("({a} & {b})"),
+                BinaryOp::Or => format!("({a} | {b})"),
+                BinaryOp::Xor => format!("({a} ^ {b})"),
+            }
+        }
+        InstOp::Select(c, a, b) => {
+            let ct = wgsl_type(p.insts[c].dtype);
+            format!("select({}, {}, truthy_{ct}({}))", r(b), r(a), r(c))
+        }
+        InstOp::Cast(a) => format!("{}({})", cast_name(p.insts[a].dtype, d), r(a)),
+    })
+}

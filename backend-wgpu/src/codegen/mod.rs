@@ -1,0 +1,116 @@
+//! WGSL generation. Each op has a generator that turns its signature (dtypes, fused
+//! program, rank, variant) into a [`KernelSource`]; sizes are never baked in, they travel
+//! in the kernel's uniform buffer (`prm(i)`), so one compiled kernel serves every shape.
+
+pub(crate) mod fill;
+pub(crate) mod layout;
+pub(crate) mod map;
+pub(crate) mod matmul;
+pub(crate) mod reduce;
+pub(crate) mod semantics;
+
+use std::fmt::Write;
+
+use polycompute_core::{DType, Scalar};
+
+use crate::pipeline_cache::{Binding, KernelSource};
+
+/// Threads per workgroup of the one-dimensional kernels.
+pub(crate) const WG: u32 = 256;
+
+/// The WGSL name of a dtype.
+pub(crate) fn wgsl_type(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::I32 => "i32",
+        DType::U32 => "u32",
+    }
+}
+
+/// A WGSL expression with exactly the scalar's value (bits for f32 and i32, a round-trip
+/// decimal for f64). Every literal is made a run-time value through `pz` (always 0): naga
+/// folds constant expressions and rejects any that overflows or is not finite, while the
+/// shared semantics define those results (`1.0 / 0.0` is inf, `i32::MAX + 1` wraps).
+pub(crate) fn literal(s: Scalar) -> String {
+    match s {
+        Scalar::F32(v) => format!("bitcast<f32>(0x{:08x}u | pz)", v.to_bits()),
+        Scalar::F64(v) if v.is_nan() => "f64(nan_f32())".to_string(),
+        Scalar::F64(v) if v.is_infinite() => format!("f64(inf_f32({}))", v < 0.0),
+        Scalar::F64(v) if v.is_sign_negative() => format!("((-{:e}lf) * f64(1u - pz))", -v),
+        Scalar::F64(v) => format!("({v:e}lf * f64(1u - pz))"),
+        Scalar::I32(v) => format!("bitcast<i32>(0x{:08x}u | pz)", v as u32),
+        Scalar::U32(v) => format!("({v}u | pz)"),
+    }
+}
+
+/// Assembles a kernel: the uniform block of `params` words (binding 0), the storage
+/// bindings, helper code and the entry point.
+pub(crate) struct Builder {
+    src: String,
+    bindings: Vec<Binding>,
+}
+
+impl Builder {
+    /// A kernel whose uniform block holds `params` u32 words, read with `prm(i)`.
+    pub(crate) fn new(params: usize) -> Builder {
+        let vec4s = params.div_ceil(4).max(1);
+        let mut src = String::new();
+        let _ = write!(
+            src,
+            "struct Params {{ w: array<vec4<u32>, {vec4s}>, }}\n\
+             @group(0) @binding(0) var<uniform> params: Params;\n\
+             fn prm(i: u32) -> u32 {{ return params.w[i >> 2u][i & 3u]; }}\n"
+        );
+        Builder { src, bindings: vec![Binding::Uniform] }
+    }
+
+    /// Declares the next storage binding: `var<storage, read> name: array<ty>` (or read_write).
+    pub(crate) fn storage(&mut self, name: &str, elem: &str, writable: bool) -> &mut Self {
+        let access = if writable { "read_write" } else { "read" };
+        let _ = writeln!(
+            self.src,
+            "@group(0) @binding({}) var<storage, {access}> {name}: array<{elem}>;",
+            self.bindings.len()
+        );
+        self.bindings.push(if writable { Binding::Write } else { Binding::Read });
+        self
+    }
+
+    /// Appends code.
+    pub(crate) fn code(&mut self, code: &str) -> &mut Self {
+        self.src.push_str(code);
+        self
+    }
+
+    /// Appends the entry point `main` with the given workgroup size and body. The body sees
+    /// `g` (the linear workgroup index over a 2-D grid), `lid` (the local index) and `lx`,
+    /// `ly` (the local coordinates).
+    pub(crate) fn finish(mut self, wg: (u32, u32), body: &str) -> KernelSource {
+        let _ = write!(
+            self.src,
+            "\n@compute @workgroup_size({}, {})\n\
+             fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n        \
+             @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{\n    \
+             let g = wid.y * nwg.x + wid.x;\n    let lx = lid3.x;\n    let ly = lid3.y;\n{body}}}\n",
+            wg.0, wg.1
+        );
+        KernelSource { wgsl: self.src, bindings: self.bindings, workgroup: wg.0 * wg.1 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_keep_their_bits_and_never_fold_to_non_finite_constants() {
+        assert_eq!(literal(Scalar::F32(1.0)), "bitcast<f32>(0x3f800000u | pz)");
+        assert_eq!(literal(Scalar::F64(-2.5)), "((-2.5e0lf) * f64(1u - pz))");
+        assert_eq!(literal(Scalar::I32(i32::MIN)), "bitcast<i32>(0x80000000u | pz)");
+        let tiny = f64::from_bits(1);
+        let text = literal(Scalar::F64(tiny));
+        let digits = text.trim_start_matches('(').split("lf").next().unwrap();
+        assert_eq!(digits.parse::<f64>().unwrap(), tiny);
+    }
+}

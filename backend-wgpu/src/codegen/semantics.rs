@@ -1,0 +1,306 @@
+//! The shared semantics (core/src/expr/mod.rs) written out in WGSL, one helper per rule,
+//! because WGSL's built-ins differ from them or leave them to the implementation:
+//!
+//! * NaN tests look at bits (`isnan_f32`), never `x != x`, which a shader compiler that
+//!   assumes no NaNs may fold to `false`. f64 has no 64-bit bitcast without `SHADER_INT64`,
+//!   so an f64 is tested through its f32 conversion, which keeps NaN a NaN (and overflows
+//!   finite values to infinity, never to NaN).
+//! * Infinity and NaN are built from a private variable (`pz`, always 0) because a WGSL
+//!   constant expression may not produce a non-finite value; naga rejects the shader.
+//! * `min`/`max` propagate NaN and order `-0.0` below `0.0`; comparisons with NaN are false.
+//! * Float `rem` is numpy's `remainder` on an exact `fmod` (WGSL's `%` is `a - b * trunc(a / b)`,
+//!   which rounds); integer `/` and `%` floor, and give 0 for a zero divisor.
+//! * Float to integer casts saturate and send NaN to 0; `i32`<->`u32` reinterpret bits.
+//! * `pow` follows IEEE's special cases (WGSL's is `exp2(y * log2(x))`, undefined for x < 0);
+//!   `tanh` avoids the `inf / inf` of a naive formula.
+
+use std::collections::BTreeSet;
+
+use polycompute_core::DType;
+
+use super::wgsl_type;
+
+/// The WGSL helpers for kernels over `dtypes` (their arithmetic and the casts between them).
+pub(crate) fn library(dtypes: &BTreeSet<DType>) -> String {
+    let mut out = String::from(
+        "// Always 0, but not a constant: non-finite values are built from it at run time.\n\
+         var<private> pz: u32;\n",
+    );
+    if dtypes.contains(&DType::F32) || dtypes.contains(&DType::F64) {
+        out.push_str(F32_BASE);
+        out.push_str(&float_lib("f32"));
+        out.push_str(F32_TRANSCENDENTAL);
+    }
+    if dtypes.contains(&DType::F64) {
+        out.push_str(F64_BASE);
+        out.push_str(&float_lib("f64"));
+    }
+    for d in [DType::I32, DType::U32] {
+        if dtypes.contains(&d) {
+            out.push_str(&int_lib(d));
+        }
+    }
+    for &from in dtypes {
+        for &to in dtypes {
+            if from != to {
+                out.push_str(&cast_fn(from, to));
+            }
+        }
+    }
+    out
+}
+
+/// Name of the cast helper from `from` to `to`.
+pub(crate) fn cast_name(from: DType, to: DType) -> String {
+    format!("cast_{}_{}", from.name(), to.name())
+}
+
+const F32_BASE: &str = r#"
+fn isnan_f32(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn isinf_f32(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn signbit_f32(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) == 1u; }
+fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u | pz); }
+fn inf_f32(neg: bool) -> f32 { return bitcast<f32>(select(0x7f800000u, 0xff800000u, neg) | pz); }
+fn truthy_f32(c: f32) -> bool { return (bitcast<u32>(c) & 0x7fffffffu) != 0u; }
+"#;
+
+const F64_BASE: &str = r#"
+fn isnan_f64(x: f64) -> bool { return isnan_f32(f32(x)); }
+fn isinf_f64(x: f64) -> bool { return !isnan_f64(x) && abs(x) > 1.7976931348623157e308lf; }
+fn signbit_f64(x: f64) -> bool { return signbit_f32(f32(x)); }
+fn nan_f64() -> f64 { return f64(nan_f32()); }
+fn inf_f64(neg: bool) -> f64 { return f64(inf_f32(neg)); }
+fn truthy_f64(c: f64) -> bool { return isnan_f64(c) || c != f64(0); }
+"#;
+
+/// Arithmetic shared by f32 and f64 (`{T}` is the type, also the helpers' suffix).
+const FLOAT_LIB: &str = r#"
+fn copysign_{T}(m: {T}, s: {T}) -> {T} { return select(abs(m), -abs(m), signbit_{T}(s)); }
+fn min_{T}(a: {T}, b: {T}) -> {T} {
+    if (isnan_{T}(a)) { return a; }
+    if (isnan_{T}(b)) { return b; }
+    if (a < b) { return a; }
+    if (b < a) { return b; }
+    return select(b, a, signbit_{T}(a));
+}
+fn max_{T}(a: {T}, b: {T}) -> {T} {
+    if (isnan_{T}(a)) { return a; }
+    if (isnan_{T}(b)) { return b; }
+    if (a > b) { return a; }
+    if (b > a) { return b; }
+    return select(a, b, signbit_{T}(a));
+}
+fn ordered_{T}(a: {T}, b: {T}) -> bool { return !isnan_{T}(a) && !isnan_{T}(b); }
+fn eq_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, b) && a == b); }
+fn ne_{T}(a: {T}, b: {T}) -> {T} { return select({T}(1), {T}(0), ordered_{T}(a, b) && a == b); }
+fn lt_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, b) && a < b); }
+fn le_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, b) && a <= b); }
+fn gt_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, b) && a > b); }
+fn ge_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, b) && a >= b); }
+fn sqrt_{T}(x: {T}) -> {T} {
+    if (isnan_{T}(x) || x == {T}(0)) { return x; }
+    if (x < {T}(0)) { return nan_{T}(); }
+    if (isinf_{T}(x)) { return x; }
+    return sqrt(x);
+}
+// Exact fmod: |a| is reduced by |b| * 2^k for falling k; every subtraction r - t has
+// t <= r < 2t, so it is exact (Sterbenz), and doubling or halving t is exact too.
+fn fmod_{T}(a: {T}, b: {T}) -> {T} {
+    if (isnan_{T}(a) || isnan_{T}(b) || isinf_{T}(a) || b == {T}(0)) { return nan_{T}(); }
+    let m = abs(b);
+    var r = abs(a);
+    if (isinf_{T}(m) || r < m) { return a; }
+    var t = m;
+    loop {
+        let t2 = t * {T}(2);
+        if (t2 > r) { break; }
+        t = t2;
+    }
+    loop {
+        if (r >= t) { r = r - t; }
+        if (t == m) { break; }
+        t = t * {T}(0.5);
+    }
+    return copysign_{T}(r, a);
+}
+// numpy's remainder: the result takes the divisor's sign.
+fn rem_{T}(a: {T}, b: {T}) -> {T} {
+    let m = fmod_{T}(a, b);
+    if (isnan_{T}(m)) { return m; }
+    if (m == {T}(0)) { return copysign_{T}({T}(0), b); }
+    if (signbit_{T}(m) != signbit_{T}(b)) { return m + b; }
+    return m;
+}
+"#;
+
+fn float_lib(t: &str) -> String {
+    FLOAT_LIB.replace("{T}", t)
+}
+
+/// f32 transcendentals with IEEE special cases made explicit (WGSL leaves them undefined).
+const F32_TRANSCENDENTAL: &str = r#"
+fn exp_f32(x: f32) -> f32 {
+    if (isnan_f32(x)) { return x; }
+    if (isinf_f32(x)) { return select(x, 0.0, x < 0.0); }
+    return exp(x);
+}
+fn ln_f32(x: f32) -> f32 {
+    if (isnan_f32(x)) { return x; }
+    if (x == 0.0) { return inf_f32(true); }
+    if (x < 0.0) { return nan_f32(); }
+    if (isinf_f32(x)) { return x; }
+    return log(x);
+}
+fn sin_f32(x: f32) -> f32 {
+    if (isnan_f32(x) || isinf_f32(x)) { return select(x, nan_f32(), isinf_f32(x)); }
+    return sin(x);
+}
+fn cos_f32(x: f32) -> f32 {
+    if (isnan_f32(x) || isinf_f32(x)) { return select(x, nan_f32(), isinf_f32(x)); }
+    return cos(x);
+}
+fn tan_f32(x: f32) -> f32 {
+    if (isnan_f32(x) || isinf_f32(x)) { return select(x, nan_f32(), isinf_f32(x)); }
+    return tan(x);
+}
+// Odd Taylor series near 0 (where 1 - 2 / (e^2x + 1) cancels), saturation far out (where
+// e^2x overflows), and the exponential form in between.
+fn tanh_f32(x: f32) -> f32 {
+    if (isnan_f32(x)) { return x; }
+    let a = abs(x);
+    if (a > 9.0) { return copysign_f32(1.0, x); }
+    if (a < 0.5) {
+        let x2 = x * x;
+        var p = -0.0014558344;
+        p = p * x2 + 0.0035921280;
+        p = p * x2 - 0.0088632355;
+        p = p * x2 + 0.021869488;
+        p = p * x2 - 0.053968254;
+        p = p * x2 + 0.13333334;
+        p = p * x2 - 0.33333334;
+        return x + x * x2 * p;
+    }
+    let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+    return copysign_f32(r, x);
+}
+fn pow_f32(x: f32, y: f32) -> f32 {
+    if (y == 0.0 || x == 1.0) { return 1.0; }
+    if (isnan_f32(x) || isnan_f32(y)) { return nan_f32(); }
+    let ax = abs(x);
+    let ay = abs(y);
+    let y_int = floor(y) == y;
+    let y_odd = y_int && ay < 16777216.0 && floor(ay * 0.5) * 2.0 != ay;
+    var r: f32;
+    if (ax == 0.0) {
+        r = select(0.0, inf_f32(false), y < 0.0);
+    } else if (isinf_f32(ax)) {
+        r = select(inf_f32(false), 0.0, y < 0.0);
+    } else if (isinf_f32(y)) {
+        if (ax == 1.0) { return 1.0; }
+        r = select(0.0, inf_f32(false), (ax > 1.0) == (y > 0.0));
+    } else {
+        r = pow(ax, y);
+    }
+    if (signbit_f32(x)) {
+        if (!y_int && ax != 0.0 && !isinf_f32(ax)) { return nan_f32(); }
+        if (y_odd) { r = -r; }
+    }
+    return r;
+}
+"#;
+
+/// Integer helpers: floor division and floored remainder with a zero divisor giving 0,
+/// wrapping powers, comparisons as 1/0 and truthiness.
+fn int_lib(d: DType) -> String {
+    let t = wgsl_type(d);
+    let mut s = format!(
+        r#"
+fn eq_{t}(a: {t}, b: {t}) -> {t} {{ return select({t}(0), {t}(1), a == b); }}
+fn ne_{t}(a: {t}, b: {t}) -> {t} {{ return select({t}(0), {t}(1), a != b); }}
+fn lt_{t}(a: {t}, b: {t}) -> {t} {{ return select({t}(0), {t}(1), a < b); }}
+fn le_{t}(a: {t}, b: {t}) -> {t} {{ return select({t}(0), {t}(1), a <= b); }}
+fn gt_{t}(a: {t}, b: {t}) -> {t} {{ return select({t}(0), {t}(1), a > b); }}
+fn ge_{t}(a: {t}, b: {t}) -> {t} {{ return select({t}(0), {t}(1), a >= b); }}
+fn truthy_{t}(c: {t}) -> bool {{ return c != {t}(0); }}
+"#
+    );
+    s.push_str(match d {
+        DType::I32 => {
+            r#"
+fn div_i32(a: i32, b: i32) -> i32 {
+    if (b == 0) { return 0; }
+    // i32::MIN / -1 wraps to i32::MIN; dividing would overflow.
+    if (b == -1) { return 0 - a; }
+    let q = a / b;
+    if ((a % b) != 0 && ((a < 0) != (b < 0))) { return q - 1; }
+    return q;
+}
+fn rem_i32(a: i32, b: i32) -> i32 {
+    if (b == 0 || b == -1) { return 0; }
+    let r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) { return r + b; }
+    return r;
+}
+fn pow_i32(x: i32, e: i32) -> i32 {
+    if (e < 0) {
+        if (x == 1) { return 1; }
+        if (x == -1) { return select(1, -1, (e & 1) != 0); }
+        return 0;
+    }
+    var base = x;
+    var k = u32(e);
+    var acc = 1;
+    loop {
+        if (k == 0u) { break; }
+        if ((k & 1u) == 1u) { acc = acc * base; }
+        base = base * base;
+        k = k >> 1u;
+    }
+    return acc;
+}
+"#
+        }
+        _ => {
+            r#"
+fn div_u32(a: u32, b: u32) -> u32 { return select(a / max(b, 1u), 0u, b == 0u); }
+fn rem_u32(a: u32, b: u32) -> u32 { return select(a % max(b, 1u), 0u, b == 0u); }
+fn pow_u32(x: u32, e: u32) -> u32 {
+    var base = x;
+    var k = e;
+    var acc = 1u;
+    loop {
+        if (k == 0u) { break; }
+        if ((k & 1u) == 1u) { acc = acc * base; }
+        base = base * base;
+        k = k >> 1u;
+    }
+    return acc;
+}
+"#
+        }
+    });
+    s
+}
+
+/// One cast helper.
+fn cast_fn(from: DType, to: DType) -> String {
+    let (f, t) = (wgsl_type(from), wgsl_type(to));
+    let name = cast_name(from, to);
+    let body = match (from, to) {
+        (DType::I32, DType::U32) | (DType::U32, DType::I32) => format!("return bitcast<{t}>(x);"),
+        (_, DType::F32) | (_, DType::F64) => format!("return {t}(x);"),
+        (DType::F32 | DType::F64, DType::I32) => format!(
+            "if (isnan_{f}(x)) {{ return 0; }}\n    \
+             if (x >= {f}(2147483648.0)) {{ return 2147483647; }}\n    \
+             if (x <= {f}(-2147483648.0)) {{ return bitcast<i32>(0x80000000u); }}\n    \
+             return i32(x);"
+        ),
+        (DType::F32 | DType::F64, DType::U32) => format!(
+            "if (isnan_{f}(x) || x <= {f}(0)) {{ return 0u; }}\n    \
+             if (x >= {f}(4294967296.0)) {{ return 4294967295u; }}\n    \
+             return u32(x);"
+        ),
+        _ => format!("return {t}(x);"),
+    };
+    format!("fn {name}(x: {f}) -> {t} {{\n    {body}\n}}\n")
+}

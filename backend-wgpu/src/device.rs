@@ -1,0 +1,327 @@
+//! One open wgpu device: allocation, upload, readback, kernel launches, and the
+//! `DeviceBackend` implementation that routes each op to its runner in `ops`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+
+use polycompute_core::backend::downcast_buffer;
+use polycompute_core::{
+    BufferRef, DType, DeviceBackend, DeviceBuffer, DeviceInfo, Error, HostSlice, HostVec, Op, Result,
+};
+use wgpu::util::DeviceExt;
+
+use crate::adapter;
+use crate::buffer_pool::{BufferPool, MemLimits, WgpuBuffer};
+use crate::errors::{ErrorSink, Scope};
+use crate::pipeline_cache::{compile, Binding, KernelSource, PipelineCache};
+
+/// One kernel launch: a kernel, its storage buffers (bindings 1..), its uniform words
+/// (binding 0) and how many workgroups to run (spread over a 2-D grid when needed).
+pub(crate) struct Launch {
+    pub src: KernelSource,
+    pub buffers: Vec<wgpu::Buffer>,
+    pub params: Vec<u32>,
+    pub groups: u64,
+}
+
+/// An open wgpu device.
+pub struct WgpuDevice {
+    pub(crate) info: DeviceInfo,
+    pub(crate) id: String,
+    uid: u64,
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) limits: wgpu::Limits,
+    has_f64: bool,
+    pub(crate) pool: Arc<BufferPool>,
+    cache: PipelineCache,
+    sink: Arc<ErrorSink>,
+}
+
+impl std::fmt::Debug for WgpuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WgpuDevice({} {:?})", self.id, self.info.name)
+    }
+}
+
+impl WgpuDevice {
+    /// Opens adapter `ordinal` with the adapter's own limits (so arrays may be as large as
+    /// its bindings allow) and `SHADER_F64` when it has it.
+    pub fn open(ordinal: usize) -> Result<WgpuDevice> {
+        let instance = adapter::instance();
+        let adapter = adapter::adapter(&instance, ordinal)?;
+        let info = adapter::device_info(&adapter, ordinal);
+        let id = info.id();
+        let has_f64 = adapter.features().contains(wgpu::Features::SHADER_F64);
+        let features = if has_f64 { wgpu::Features::SHADER_F64 } else { wgpu::Features::empty() };
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("polycompute"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+            .map_err(|e| Error::Backend { device: id.clone(), message: format!("request_device failed: {e}") })?;
+        let sink = ErrorSink::install(&device);
+        let limits = device.limits();
+        if limits.max_compute_invocations_per_workgroup < 256 {
+            return Err(Error::BackendUnavailable {
+                kind: polycompute_core::BackendKind::Wgpu,
+                reason: format!(
+                    "{id} allows {} invocations per workgroup; polycompute's kernels need 256",
+                    limits.max_compute_invocations_per_workgroup
+                ),
+            });
+        }
+        let mem = MemLimits { max_buffer: limits.max_buffer_size, max_binding: limits.max_storage_buffer_binding_size };
+        let pool = BufferPool::new(device.clone(), id.clone(), mem);
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let uid = NEXT.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!("opened {id}: {} (f64: {has_f64})", info.name);
+        Ok(WgpuDevice { info, id, uid, device, queue, limits, has_f64, pool, cache: PipelineCache::default(), sink })
+    }
+
+    /// Whether the device runs f64 kernels (the adapter has `SHADER_F64`).
+    pub fn has_f64(&self) -> bool {
+        self.has_f64
+    }
+
+    /// The limits the device was opened with.
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// How many kernels this device has compiled; a cached kernel is not compiled again.
+    pub fn compiled_kernels(&self) -> usize {
+        self.cache.compiles()
+    }
+
+    /// How many freed buffers wait in the pool for reuse.
+    pub fn pooled_buffers(&self) -> usize {
+        self.pool.free_count()
+    }
+
+    /// Compiles a WGSL compute shader with entry point `main` and no bindings, without
+    /// caching it: a diagnostic for drivers, and the way tests check that a shader the
+    /// device rejects is an [`Error::KernelCompile`] carrying the source and the log.
+    pub fn compile_wgsl(&self, wgsl: &str) -> Result<()> {
+        let src = KernelSource { wgsl: wgsl.to_string(), bindings: Vec::new(), workgroup: 1 };
+        compile(&self.device, &self.id, &src).map(|_| ())
+    }
+
+    /// A new buffer for `len` elements of `dtype` (contents undefined), from the pool.
+    pub fn alloc(&self, dtype: DType, len: usize) -> Result<WgpuBuffer> {
+        let bytes = (len as u64).checked_mul(dtype.size_bytes() as u64).ok_or_else(|| {
+            Error::TooLarge(format!("{len} elements of {dtype} overflow a 64-bit byte count"))
+        })?;
+        let buf = self.pool.storage(bytes, &format!("an array of {len} {dtype}"))?;
+        Ok(WgpuBuffer::new(buf, dtype, len, self.uid, self.pool.clone()))
+    }
+
+    /// The device's own buffer behind `b`, or an error naming where it came from.
+    pub(crate) fn buffer<'a>(&self, b: &'a BufferRef) -> Result<&'a WgpuBuffer> {
+        let buf = downcast_buffer::<WgpuBuffer>(b, &self.info)?;
+        if buf.owner() != self.uid {
+            return Err(Error::Backend {
+                device: self.id.clone(),
+                message: format!("buffer {buf:?} belongs to another wgpu device; move it with to_device()"),
+            });
+        }
+        Ok(buf)
+    }
+
+    /// `Unsupported` for f64 on a device without `SHADER_F64`.
+    pub(crate) fn require(&self, dtype: DType, op: &str) -> Result<()> {
+        if dtype == DType::F64 && !self.has_f64 {
+            return Err(Error::Unsupported {
+                op: format!("{op} (the adapter lacks SHADER_F64)"),
+                dtype,
+                device: self.id.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The 2-D grid for `groups` workgroups.
+    fn grid(&self, groups: u64) -> Result<(u32, u32)> {
+        let max = u64::from(self.limits.max_compute_workgroups_per_dimension.max(1));
+        if groups <= max {
+            return Ok((groups as u32, 1));
+        }
+        let y = groups.div_ceil(max);
+        if y > max {
+            return Err(Error::TooLarge(format!(
+                "{groups} workgroups exceed {max} x {max} (max_compute_workgroups_per_dimension on {})",
+                self.id
+            )));
+        }
+        Ok((max as u32, y as u32))
+    }
+
+    /// Runs launches in order, in one submission. Kernels are compiled (or found in the
+    /// cache) first; wgpu errors during encoding and submission come back typed.
+    pub(crate) fn launch(&self, launches: Vec<Launch>) -> Result<()> {
+        self.sink.check(&self.id)?;
+        let mut kernels = Vec::with_capacity(launches.len());
+        for l in &launches {
+            kernels.push(self.cache.get(&self.device, &self.id, &l.src)?);
+        }
+        let scope = Scope::push(&self.device);
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("polycompute") });
+        {
+            let mut pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("polycompute"), timestamp_writes: None });
+            for (l, k) in launches.iter().zip(&kernels) {
+                if l.groups == 0 {
+                    continue;
+                }
+                let (gx, gy) = self.grid(l.groups)?;
+                let mut words = l.params.clone();
+                words.resize(words.len().div_ceil(4).max(1) * 4, 0);
+                let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("polycompute params"),
+                    contents: bytemuck::cast_slice(&words),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+                let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
+                for (i, b) in l.buffers.iter().enumerate() {
+                    entries.push(wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() });
+                }
+                debug_assert_eq!(entries.len(), k.bindings.len());
+                debug_assert!(k.bindings[0] == Binding::Uniform);
+                let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("polycompute"),
+                    layout: &k.layout,
+                    entries: &entries,
+                });
+                pass.set_pipeline(&k.pipeline);
+                pass.set_bind_group(0, &group, &[]);
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+        scope.finish(&self.id, 0)?;
+        self.sink.check(&self.id)
+    }
+
+    /// Copies `bytes` from the start of `src` to the start of `dst` on the device.
+    pub(crate) fn copy(&self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let scope = Scope::push(&self.device);
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("polycompute copy") });
+        encoder.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        scope.finish(&self.id, bytes)?;
+        self.sink.check(&self.id)
+    }
+
+    fn wait(&self) -> Result<()> {
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::DeviceFault {
+            device: self.id.clone(),
+            code: -3,
+            message: format!("waiting for the device failed: {e}"),
+            sticky: false,
+        })?;
+        self.sink.check(&self.id)
+    }
+
+    /// Reads back the bytes of `buf` through a pooled staging buffer.
+    fn read_bytes(&self, buf: &WgpuBuffer) -> Result<Vec<u8>> {
+        let bytes = buf.bytes();
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let staging = self.pool.staging(bytes)?;
+        let scope = Scope::push(&self.device);
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("polycompute readback") });
+        encoder.copy_buffer_to_buffer(buf.raw(), 0, &staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        let (tx, rx) = mpsc::channel();
+        staging.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        scope.finish(&self.id, bytes)?;
+        self.wait()?;
+        let mapped = rx.recv().map_err(|_| Error::DeviceFault {
+            device: self.id.clone(),
+            code: -4,
+            message: "the readback never completed".into(),
+            sticky: false,
+        })?;
+        mapped.map_err(|e| Error::DeviceFault {
+            device: self.id.clone(),
+            code: -4,
+            message: format!("mapping the readback buffer failed: {e}"),
+            sticky: false,
+        })?;
+        let data = staging
+            .slice(..bytes)
+            .get_mapped_range()
+            .map_err(|e| Error::DeviceFault {
+                device: self.id.clone(),
+                code: -4,
+                message: format!("reading the readback buffer failed: {e}"),
+                sticky: false,
+            })?
+            .to_vec();
+        staging.unmap();
+        self.pool.give_back(staging);
+        Ok(data)
+    }
+}
+
+fn host_vec(dtype: DType, bytes: &[u8]) -> HostVec {
+    // `pod_collect_to_vec` copies, so the mapped range need not be aligned for f64.
+    match dtype {
+        DType::F32 => HostVec::F32(bytemuck::pod_collect_to_vec(bytes)),
+        DType::F64 => HostVec::F64(bytemuck::pod_collect_to_vec(bytes)),
+        DType::I32 => HostVec::I32(bytemuck::pod_collect_to_vec(bytes)),
+        DType::U32 => HostVec::U32(bytemuck::pod_collect_to_vec(bytes)),
+    }
+}
+
+impl DeviceBackend for WgpuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn upload(&self, data: HostSlice<'_>) -> Result<BufferRef> {
+        self.sink.check(&self.id)?;
+        let bytes: &[u8] = match data {
+            HostSlice::F32(s) => bytemuck::cast_slice(s),
+            HostSlice::F64(s) => bytemuck::cast_slice(s),
+            HostSlice::I32(s) => bytemuck::cast_slice(s),
+            HostSlice::U32(s) => bytemuck::cast_slice(s),
+        };
+        let buf = self.alloc(data.dtype(), data.len())?;
+        if !bytes.is_empty() {
+            let scope = Scope::push(&self.device);
+            self.queue.write_buffer(buf.raw(), 0, bytes);
+            scope.finish(&self.id, bytes.len() as u64)?;
+        }
+        Ok(Arc::new(buf))
+    }
+
+    fn download(&self, buffer: &BufferRef) -> Result<HostVec> {
+        let buf = self.buffer(buffer)?;
+        let bytes = self.read_bytes(buf)?;
+        Ok(host_vec(DeviceBuffer::dtype(buf), &bytes))
+    }
+
+    fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
+        self.sink.check(&self.id)?;
+        let inputs = inputs.iter().map(|b| self.buffer(b)).collect::<Result<Vec<_>>>()?;
+        crate::ops::execute(self, op, &inputs)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.wait()
+    }
+}

@@ -1,0 +1,70 @@
+//! polycompute-wgpu: the wgpu backend. Every adapter wgpu finds (Vulkan, Metal, DX12, GL)
+//! is a device `wgpu:{ordinal}`; ops run as WGSL kernels generated from the IR, with the
+//! shared semantics of `polycompute_core::expr` written out explicitly (see
+//! `codegen::semantics`).
+//!
+//! Linking this crate registers the backend with the core registry, so
+//! `Device::open(BackendKind::Wgpu, 0)` and `POLYCOMPUTE_BACKEND=wgpu` find it.
+
+#![warn(missing_docs)]
+
+mod adapter;
+mod buffer_pool;
+mod codegen;
+mod device;
+mod errors;
+mod ops;
+mod pipeline_cache;
+
+use std::sync::{Arc, OnceLock};
+
+use polycompute_core::registry::BACKEND_FACTORIES;
+use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
+
+pub use buffer_pool::WgpuBuffer;
+pub use device::WgpuDevice;
+
+#[linkme::distributed_slice(BACKEND_FACTORIES)]
+static WGPU_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(WgpuBackend);
+
+/// The wgpu backend: one device per adapter.
+#[derive(Debug, Default)]
+pub struct WgpuBackend;
+
+impl WgpuBackend {
+    /// Opens device `ordinal` as its concrete type (for wgpu-specific queries such as
+    /// [`WgpuDevice::has_f64`]); `Backend::open` wraps the same thing.
+    pub fn open_device(&self, ordinal: usize) -> Result<WgpuDevice> {
+        WgpuDevice::open(ordinal)
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Wgpu
+    }
+
+    /// Enumerates adapters once per process (enumeration creates an instance, never a
+    /// device, and what it finds does not change while the process runs).
+    fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        static DEVICES: OnceLock<Vec<DeviceInfo>> = OnceLock::new();
+        let devices = DEVICES.get_or_init(|| {
+            let instance = adapter::instance();
+            adapter::adapters(&instance).iter().enumerate().map(|(i, a)| adapter::device_info(a, i)).collect()
+        });
+        if devices.is_empty() {
+            return Err(adapter::no_adapter());
+        }
+        Ok(devices.clone())
+    }
+
+    fn open(&self, ordinal: usize) -> Result<Arc<dyn DeviceBackend>> {
+        Ok(Arc::new(WgpuDevice::open(ordinal)?))
+    }
+}
+
+/// Whether `err` means "no wgpu device here" (the condition under which wgpu tests may
+/// skip, unless `POLYCOMPUTE_REQUIRE` lists wgpu).
+pub fn is_unavailable(err: &Error) -> bool {
+    matches!(err, Error::BackendUnavailable { .. } | Error::NoSuchDevice { .. })
+}
