@@ -1,1 +1,0 @@
-//! The cross-backend conformance corpus, shared by `tests/conformance.rs` and `polycompute check`.

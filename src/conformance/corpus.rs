@@ -1,0 +1,522 @@
+//! The corpus: every op × every dtype it supports, over edge-case shapes and values. One list,
+//! run unchanged on every backend.
+
+use std::sync::Arc;
+
+use polycompute_core::{BinaryOp, DType, Expr, Fill, Op, Program, ReduceKind, Result, Scalar, Shape, UnaryOp};
+
+use super::inputs::{specials_len, Gen};
+use super::reference::Input;
+use super::tolerance::{self, Tolerance};
+
+/// 65,535 · 256 + 1: one element past what a single GPU dispatch dimension of 256-wide
+/// workgroups covers.
+pub const PAST_DISPATCH: usize = 65_535 * 256 + 1;
+/// 2^24 + 3: past the last integer an f32 counts exactly.
+pub const PAST_F32_COUNT: usize = (1 << 24) + 3;
+/// The small sizes every size-sensitive op runs at.
+pub const SIZES: [usize; 6] = [0, 1, 7, 255, 256, 257];
+
+/// What a case computes (the host-side description of a [`polycompute_core::Op`]).
+#[derive(Clone, Debug)]
+pub enum CaseOp {
+    /// An elementwise expression over the inputs, broadcast.
+    Map(Expr),
+    /// A reduction over all elements or one axis.
+    Reduce {
+        /// The reduction.
+        kind: ReduceKind,
+        /// `None` for all elements.
+        axis: Option<usize>,
+    },
+    /// 2-D or batched matrix product.
+    Matmul,
+    /// A copy.
+    Copy,
+    /// An axis permutation.
+    Transpose(Vec<usize>),
+    /// Elementwise conversion.
+    Cast(DType),
+    /// A filled buffer.
+    Fill {
+        /// How.
+        fill: Fill,
+        /// Element type.
+        dtype: DType,
+        /// Length.
+        len: usize,
+    },
+}
+
+/// One input of a case.
+#[derive(Clone, Debug)]
+pub struct InputSpec {
+    /// Its dimensions.
+    pub dims: Vec<usize>,
+    /// Its dtype.
+    pub dtype: DType,
+    /// How its elements are made.
+    pub gen: Gen,
+}
+
+/// One conformance case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Unique name: op, dtype, shape and variant, e.g. `matmul_f32_513x257x129`.
+    pub name: String,
+    /// The row of `polycompute check`'s table (`add`, `sum`, `cast_to_i32`, ...).
+    pub op: String,
+    /// The row's dtype (the input dtype; a fill's output dtype).
+    pub dtype: DType,
+    /// What it computes.
+    pub compute: CaseOp,
+    /// Its inputs.
+    pub inputs: Vec<InputSpec>,
+    /// How close a device must come to the reference.
+    pub tolerance: Tolerance,
+}
+
+impl Case {
+    /// The Philox seed of input `k`: a hash of the case's name, so that cases differ.
+    pub fn seed(&self, k: usize) -> u64 {
+        super::golden::fnv1a(self.name.as_bytes()).wrapping_add(k as u64)
+    }
+
+    /// The inputs' elements.
+    pub fn materialize(&self) -> Vec<Input> {
+        self.inputs
+            .iter()
+            .enumerate()
+            .map(|(k, i)| (i.dims.clone(), i.gen.materialize(i.dtype, i.dims.iter().product(), self.seed(k))))
+            .collect()
+    }
+
+    /// The op a device executes, validated as `DeviceArray` would.
+    pub fn op(&self) -> Result<Op> {
+        let shapes = self.inputs.iter().map(|i| Shape::new(&i.dims)).collect::<Result<Vec<_>>>()?;
+        let op = match &self.compute {
+            CaseOp::Map(expr) => {
+                let dtypes: Vec<DType> = self.inputs.iter().map(|i| i.dtype).collect();
+                let program = Program::compile(expr, &dtypes)?;
+                let mut shape = Shape::scalar();
+                for s in &shapes {
+                    shape = shape.broadcast(s, "map")?;
+                }
+                Op::Map { program: Arc::new(program), input_shapes: shapes.clone(), shape }
+            }
+            CaseOp::Reduce { kind, axis } => {
+                Op::Reduce { kind: *kind, axis: *axis, shape: shapes.first().cloned().unwrap_or_default() }
+            }
+            CaseOp::Matmul => Op::Matmul {
+                lhs: shapes.first().cloned().unwrap_or_default(),
+                rhs: shapes.get(1).cloned().unwrap_or_default(),
+            },
+            CaseOp::Copy => Op::Copy,
+            CaseOp::Transpose(perm) => {
+                Op::Transpose { shape: shapes.first().cloned().unwrap_or_default(), perm: perm.clone() }
+            }
+            CaseOp::Cast(to) => Op::Cast { to: *to },
+            CaseOp::Fill { fill, dtype, len } => Op::Fill { fill: *fill, dtype: *dtype, len: *len },
+        };
+        let with: Vec<(DType, &Shape)> = self.inputs.iter().map(|i| i.dtype).zip(&shapes).collect();
+        op.output(&with)?;
+        Ok(op)
+    }
+
+    /// What the case computes, in words (for snapshot headers).
+    pub fn describe(&self) -> String {
+        let what = match &self.compute {
+            CaseOp::Map(e) => format!("map {e}"),
+            CaseOp::Reduce { kind, axis } => format!("{} axis {axis:?}", kind.name()),
+            CaseOp::Matmul => "matmul".into(),
+            CaseOp::Copy => "copy".into(),
+            CaseOp::Transpose(p) => format!("transpose {p:?}"),
+            CaseOp::Cast(to) => format!("cast to {to}"),
+            CaseOp::Fill { fill, dtype, len } => format!("fill {fill:?} {dtype} [{len}]"),
+        };
+        let inputs: Vec<String> =
+            self.inputs.iter().map(|i| format!("{} {:?} {}", i.dtype, i.dims, i.gen.describe())).collect();
+        format!("{what}\ninputs: {}", if inputs.is_empty() { "none".into() } else { inputs.join("; ") })
+    }
+}
+
+/// `7x257`; `scalar` for no dimensions.
+fn label(dims: &[usize]) -> String {
+    if dims.is_empty() {
+        return "scalar".into();
+    }
+    dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
+}
+
+fn input(dims: &[usize], dtype: DType, gen: Gen) -> InputSpec {
+    InputSpec { dims: dims.to_vec(), dtype, gen }
+}
+
+fn uniform(lo: f64, hi: f64) -> Gen {
+    Gen::Uniform { lo, hi }
+}
+
+/// Builds the corpus in a fixed order.
+struct Corpus(Vec<Case>);
+
+impl Corpus {
+    fn add(&mut self, name: String, op: &str, dtype: DType, compute: CaseOp, inputs: Vec<InputSpec>, tol: Tolerance) {
+        self.0.push(Case { name, op: op.to_string(), dtype, compute, inputs, tolerance: tol });
+    }
+}
+
+/// The whole corpus, in a fixed order, names unique.
+pub fn corpus() -> Vec<Case> {
+    let mut c = Corpus(Vec::new());
+    unary_cases(&mut c);
+    binary_cases(&mut c);
+    map_shape_cases(&mut c);
+    reduce_cases(&mut c);
+    matmul_cases(&mut c);
+    movement_cases(&mut c);
+    cast_cases(&mut c);
+    fill_cases(&mut c);
+    c.0
+}
+
+/// The domain a unary op is tested on with Philox inputs (inside the ranges where the GPU
+/// specs state an accuracy; see the tolerance table).
+fn unary_domain(op: UnaryOp, dtype: DType) -> Gen {
+    use UnaryOp::*;
+    match op {
+        _ if dtype.is_int() => Gen::Wide { max_exp: 0 },
+        Sqrt => uniform(0.0, 1000.0),
+        Recip => Gen::Wide { max_exp: 30 },
+        Exp => uniform(-10.0, 10.0),
+        Ln => uniform(0.0, 64.0),
+        Sin | Cos => uniform(-std::f64::consts::PI, std::f64::consts::PI),
+        Tan => uniform(-1.0, 1.0),
+        Tanh => uniform(-5.0, 5.0),
+        Neg | Abs | Floor | Ceil | Round => uniform(-100.0, 100.0),
+    }
+}
+
+fn unary_cases(c: &mut Corpus) {
+    for op in UnaryOp::ALL {
+        for dtype in DType::ALL {
+            if op.float_only() && dtype.is_int() {
+                continue;
+            }
+            let tol = tolerance::unary(op, dtype);
+            let e = Expr::arg(0).unary(op);
+            let n = specials_len(dtype);
+            let name = format!("{}_{dtype}", op.name());
+            c.add(
+                format!("{name}_257"),
+                op.name(),
+                dtype,
+                CaseOp::Map(e.clone()),
+                vec![input(&[257], dtype, unary_domain(op, dtype))],
+                tol,
+            );
+            c.add(
+                format!("{name}_{n}_specials"),
+                op.name(),
+                dtype,
+                CaseOp::Map(e),
+                vec![input(&[n], dtype, Gen::Specials)],
+                tol,
+            );
+        }
+    }
+}
+
+/// The Philox inputs of a binary op: (lhs, rhs).
+fn binary_domain(op: BinaryOp, dtype: DType) -> (Gen, Gen) {
+    use BinaryOp::*;
+    let raw = Gen::Wide { max_exp: 0 };
+    let small_ints = |lo: f64, hi: f64| uniform(if dtype == DType::U32 { lo.max(0.0) } else { lo }, hi);
+    match op {
+        Div | Rem if dtype.is_int() => (raw, small_ints(-10.0, 10.0)),
+        Pow if dtype.is_int() => (raw, small_ints(-4.0, 64.0)),
+        Pow => (uniform(0.5, 4.0), uniform(-4.0, 4.0)),
+        // Comparisons need ties: small integers in every dtype.
+        Eq | Ne | Lt | Le | Gt | Ge => (small_ints(-3.0, 3.0), small_ints(-3.0, 3.0)),
+        _ if dtype.is_int() => (raw.clone(), raw),
+        _ => (Gen::Wide { max_exp: 20 }, Gen::Wide { max_exp: 20 }),
+    }
+}
+
+/// The row name of a binary op: numpy's `minimum`/`maximum` for the elementwise min and max,
+/// so that they differ from the reductions.
+fn binary_row(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Min => "minimum",
+        BinaryOp::Max => "maximum",
+        _ => op.name(),
+    }
+}
+
+fn binary_cases(c: &mut Corpus) {
+    for op in BinaryOp::ALL {
+        for dtype in DType::ALL {
+            if op.int_only() && dtype.is_float() {
+                continue;
+            }
+            let tol = tolerance::binary(op, dtype);
+            let e = Expr::arg(0).binary(op, Expr::arg(1));
+            let (a, b) = binary_domain(op, dtype);
+            let row = binary_row(op);
+            let name = format!("{row}_{dtype}");
+            c.add(
+                format!("{name}_257"),
+                row,
+                dtype,
+                CaseOp::Map(e.clone()),
+                vec![input(&[257], dtype, a), input(&[257], dtype, b)],
+                tol,
+            );
+            // Every special against every special, by broadcasting a column against a row.
+            let n = specials_len(dtype);
+            c.add(
+                format!("{name}_{n}x{n}_specials"),
+                row,
+                dtype,
+                CaseOp::Map(e),
+                vec![input(&[n, 1], dtype, Gen::Specials), input(&[1, n], dtype, Gen::Specials)],
+                tol,
+            );
+        }
+    }
+}
+
+/// Sizes, broadcasting, select, index and a fused expression.
+fn map_shape_cases(c: &mut Corpus) {
+    let add = || Expr::arg(0) + Expr::arg(1);
+    for dtype in DType::ALL {
+        let tol = tolerance::binary(BinaryOp::Add, dtype);
+        let (a, b) = binary_domain(BinaryOp::Add, dtype);
+        for n in SIZES.into_iter().filter(|&n| n != 257) {
+            let ins = vec![input(&[n], dtype, a.clone()), input(&[n], dtype, b.clone())];
+            c.add(format!("add_{dtype}_{n}"), "add", dtype, CaseOp::Map(add()), ins, tol);
+        }
+        for (l, r) in [(&[4, 1, 3][..], &[5, 1][..]), (&[257], &[]), (&[3, 1], &[1, 0]), (&[1], &[7, 1])] {
+            let out = super::reference::broadcast(&[l, r]).unwrap_or_default();
+            let ins = vec![input(l, dtype, a.clone()), input(r, dtype, b.clone())];
+            let name = format!("add_{dtype}_{}_broadcast_{}_{}", label(&out), label(l), label(r));
+            c.add(name, "add", dtype, CaseOp::Map(add()), ins, tol);
+        }
+        // The condition is every special (NaN and -0.0 included), broadcast against rows.
+        let n = specials_len(dtype);
+        let sel = Expr::select(Expr::arg(0), Expr::arg(1), Expr::arg(2));
+        let ins = vec![input(&[n, 1], dtype, Gen::Specials), input(&[1, 7], dtype, a.clone()), input(&[7], dtype, b)];
+        c.add(format!("select_{dtype}_{n}x7"), "select", dtype, CaseOp::Map(sel), ins, Tolerance::Exact);
+        // The flat output index, as the dtype, added to the element.
+        let idx = Expr::arg(0) + Expr::index().cast(dtype);
+        let ins = vec![input(&[3, 5, 7], dtype, uniform(0.0, 100.0))];
+        c.add(format!("index_{dtype}_3x5x7"), "index", dtype, CaseOp::Map(idx), ins, Tolerance::Exact);
+    }
+    c.add(
+        format!("add_f32_{PAST_DISPATCH}"),
+        "add",
+        DType::F32,
+        CaseOp::Map(add()),
+        vec![
+            input(&[PAST_DISPATCH], DType::F32, uniform(-1.0, 1.0)),
+            input(&[PAST_DISPATCH], DType::F32, uniform(-1.0, 1.0)),
+        ],
+        Tolerance::Exact,
+    );
+    for dtype in [DType::F32, DType::F64] {
+        // x * 2 is exact, so only sin's error and the final rounding remain.
+        let e = Expr::arg(0) * 2.0 + Expr::arg(1).sin();
+        let tol = match tolerance::unary(UnaryOp::Sin, dtype) {
+            Tolerance::Ulp { ulp, abs } => Tolerance::Ulp { ulp: ulp + 1, abs: abs * 2.0 },
+            t => t,
+        };
+        let ins = vec![input(&[257], dtype, uniform(1.0, 2.0)), input(&[257], dtype, uniform(-3.0, 3.0))];
+        c.add(format!("fused_{dtype}_257"), "fused", dtype, CaseOp::Map(e), ins, tol);
+    }
+}
+
+/// Philox inputs of a reduction.
+fn reduce_domain(kind: ReduceKind, dtype: DType) -> Gen {
+    match kind {
+        ReduceKind::Prod if dtype.is_int() => uniform(1.0, 3.0),
+        ReduceKind::Prod => uniform(0.5, 1.5),
+        ReduceKind::Sum | ReduceKind::Mean if dtype.is_float() => uniform(-1.0, 1.0),
+        _ if dtype.is_int() => Gen::Wide { max_exp: 0 },
+        _ => Gen::Wide { max_exp: 10 },
+    }
+}
+
+fn reduce_cases(c: &mut Corpus) {
+    for kind in ReduceKind::ALL {
+        for dtype in DType::ALL {
+            let tol = tolerance::reduce(kind, dtype);
+            let gen = reduce_domain(kind, dtype);
+            let name = format!("{}_{dtype}", kind.name());
+            let op = |axis| CaseOp::Reduce { kind, axis };
+            for n in SIZES.into_iter().filter(|&n| n > 0 || !kind.needs_elements()) {
+                c.add(format!("{name}_{n}"), kind.name(), dtype, op(None), vec![input(&[n], dtype, gen.clone())], tol);
+            }
+            let n = specials_len(dtype);
+            let ins = vec![input(&[n], dtype, Gen::Specials)];
+            c.add(format!("{name}_{n}_specials"), kind.name(), dtype, op(None), ins, tol);
+            if dtype.is_float() {
+                let with_inf = Gen::With(Box::new(gen.clone()), vec![(100, f64::INFINITY)]);
+                let ins = vec![input(&[257], dtype, with_inf)];
+                c.add(format!("{name}_257_inf"), kind.name(), dtype, op(None), ins, tol);
+            }
+            for axis in 0..3 {
+                let ins = vec![input(&[5, 7, 33], dtype, gen.clone())];
+                c.add(format!("{name}_5x7x33_axis{axis}"), kind.name(), dtype, op(Some(axis)), ins, tol);
+            }
+        }
+    }
+    c.add(
+        format!("sum_f32_{PAST_F32_COUNT}"),
+        "sum",
+        DType::F32,
+        CaseOp::Reduce { kind: ReduceKind::Sum, axis: None },
+        vec![input(&[PAST_F32_COUNT], DType::F32, uniform(0.0, 1.0))],
+        tolerance::reduce(ReduceKind::Sum, DType::F32),
+    );
+}
+
+fn matmul_cases(c: &mut Corpus) {
+    // (batch, m, k, n); batch 0 means 2-D.
+    let shapes = [
+        (0, 7, 7, 7),
+        (0, 1, 257, 129),
+        (0, 129, 257, 1),
+        (0, 513, 257, 129),
+        (0, 4, 0, 5),
+        (0, 0, 3, 2),
+        (3, 33, 17, 9),
+    ];
+    for dtype in [DType::F32, DType::F64] {
+        for (b, m, k, n) in shapes {
+            let (l, r, name) = if b == 0 {
+                (vec![m, k], vec![k, n], format!("matmul_{dtype}_{m}x{k}x{n}"))
+            } else {
+                (vec![b, m, k], vec![b, k, n], format!("matmul_{dtype}_{b}x{m}x{k}x{n}"))
+            };
+            let ins = vec![input(&l, dtype, uniform(-1.0, 1.0)), input(&r, dtype, uniform(-1.0, 1.0))];
+            c.add(name, "matmul", dtype, CaseOp::Matmul, ins, tolerance::matmul());
+        }
+    }
+}
+
+/// Copy and transpose: exact data movement; floats carry the specials (NaN, -0.0).
+fn movement_cases(c: &mut Corpus) {
+    for dtype in DType::ALL {
+        let gen = if dtype.is_float() { Gen::Specials } else { Gen::Wide { max_exp: 0 } };
+        for n in [0, 7, 257] {
+            let ins = vec![input(&[n], dtype, gen.clone())];
+            c.add(format!("copy_{dtype}_{n}"), "copy", dtype, CaseOp::Copy, ins, Tolerance::Exact);
+        }
+        for (dims, perm) in
+            [(&[7, 257][..], &[1, 0][..]), (&[1, 257], &[1, 0]), (&[0, 3], &[1, 0]), (&[3, 5, 7], &[2, 0, 1])]
+        {
+            let name = format!(
+                "transpose_{dtype}_{}_to_{}",
+                label(dims),
+                label(&perm.iter().map(|&p| dims[p]).collect::<Vec<_>>())
+            );
+            let ins = vec![input(dims, dtype, gen.clone())];
+            c.add(name, "transpose", dtype, CaseOp::Transpose(perm.to_vec()), ins, Tolerance::Exact);
+        }
+    }
+    let ins = vec![input(&[PAST_F32_COUNT], DType::F32, uniform(-1.0, 1.0))];
+    c.add(format!("copy_f32_{PAST_F32_COUNT}"), "copy", DType::F32, CaseOp::Copy, ins, Tolerance::Exact);
+}
+
+fn cast_cases(c: &mut Corpus) {
+    for from in DType::ALL {
+        for to in DType::ALL {
+            let op = format!("cast_to_{to}");
+            let n = specials_len(from);
+            let ins = vec![input(&[n], from, Gen::Specials)];
+            c.add(format!("cast_{from}_to_{to}_{n}_specials"), &op, from, CaseOp::Cast(to), ins, Tolerance::Exact);
+            // Magnitudes up to 2^40 cross every integer range.
+            let ins = vec![input(&[257], from, Gen::Wide { max_exp: 40 })];
+            c.add(format!("cast_{from}_to_{to}_257"), &op, from, CaseOp::Cast(to), ins, Tolerance::Exact);
+        }
+    }
+}
+
+fn fill_cases(c: &mut Corpus) {
+    let constants = [Scalar::F32(-0.0), Scalar::F64(1.0 / 3.0), Scalar::I32(i32::MIN), Scalar::U32(u32::MAX)];
+    for value in constants {
+        let dtype = value.dtype();
+        for len in [0, 257] {
+            let fill = CaseOp::Fill { fill: Fill::Constant(value), dtype, len };
+            c.add(format!("fill_constant_{dtype}_{len}"), "fill_constant", dtype, fill, vec![], Tolerance::Exact);
+        }
+    }
+    c.add(
+        "fill_constant_f64_7_nan".into(),
+        "fill_constant",
+        DType::F64,
+        CaseOp::Fill { fill: Fill::Constant(Scalar::F64(f64::NAN)), dtype: DType::F64, len: 7 },
+        vec![],
+        Tolerance::Exact,
+    );
+    for dtype in DType::ALL {
+        for (len, seed) in [(7, 0), (257, 0x0123_4567_89ab_cdef)] {
+            let fill = CaseOp::Fill { fill: Fill::Uniform { seed }, dtype, len };
+            c.add(format!("fill_uniform_{dtype}_{len}"), "fill_uniform", dtype, fill, vec![], Tolerance::Exact);
+        }
+    }
+    let fill = CaseOp::Fill { fill: Fill::Uniform { seed: 42 }, dtype: DType::U32, len: PAST_DISPATCH };
+    c.add(format!("fill_uniform_u32_{PAST_DISPATCH}"), "fill_uniform", DType::U32, fill, vec![], Tolerance::Exact);
+    for dtype in [DType::F32, DType::F64] {
+        for (len, seed) in [(7, 1), (257, u64::MAX)] {
+            let fill = CaseOp::Fill { fill: Fill::Normal { seed }, dtype, len };
+            c.add(
+                format!("fill_normal_{dtype}_{len}"),
+                "fill_normal",
+                dtype,
+                fill,
+                vec![],
+                tolerance::normal_fill(dtype),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_case_is_a_valid_op() {
+        let all = corpus();
+        let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        let mut all_names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        all_names.sort_unstable();
+        let dups: Vec<_> = all_names.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+        assert_eq!(names.len(), n, "duplicate case names: {dups:?}");
+        for case in &all {
+            if let Err(e) = case.op() {
+                panic!("{}: {e}", case.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_op_and_dtype_is_covered() {
+        let all = corpus();
+        let has = |op: &str, d: DType| all.iter().any(|c| c.op == op && c.dtype == d);
+        for d in DType::ALL {
+            for op in ["add", "neg", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "copy", "transpose"] {
+                assert!(has(op, d), "{op} {d}");
+            }
+            for to in DType::ALL {
+                assert!(has(&format!("cast_to_{to}"), d));
+            }
+            assert!(has("fill_uniform", d) && has("select", d) && has("index", d));
+        }
+        assert!(has("matmul", DType::F32) && has("matmul", DType::F64) && has("fill_normal", DType::F64));
+        assert!(all.iter().any(|c| c.name == "matmul_f32_513x257x129"));
+    }
+}

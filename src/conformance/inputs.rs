@@ -1,0 +1,283 @@
+//! Input generators of the corpus: Philox streams computed on the host (so every backend sees
+//! the same inputs) and curated special values.
+
+use polycompute_core::philox;
+use polycompute_core::{DType, HostVec};
+
+/// How an input's elements are made. Element `i` depends only on the generator, the seed and
+/// `i`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Gen {
+    /// Floats uniform in `[lo, hi)`; integers uniform in `[lo, hi]`.
+    Uniform {
+        /// Lower end.
+        lo: f64,
+        /// Upper end.
+        hi: f64,
+    },
+    /// Integers: raw Philox bits (the whole range). Floats: `±m·2^e` with `m` in `[1, 2)` and
+    /// `e` uniform in `[-max_exp, max_exp]`, i.e. many magnitudes at once.
+    Wide {
+        /// Largest binary exponent, for floats.
+        max_exp: i32,
+    },
+    /// The dtype's curated special values ([`specials`]), repeated to the input's length.
+    Specials,
+    /// Another generator with some positions overwritten (NaN, infinities, ...).
+    With(Box<Gen>, Vec<(usize, f64)>),
+}
+
+impl Gen {
+    /// Short description for snapshot headers.
+    pub fn describe(&self) -> String {
+        match self {
+            Gen::Uniform { lo, hi } => format!("uniform[{lo}, {hi}]"),
+            Gen::Wide { max_exp } => format!("wide(2^±{max_exp})"),
+            Gen::Specials => "specials".into(),
+            Gen::With(g, at) => format!("{} with {at:?}", g.describe()),
+        }
+    }
+
+    /// The `len` elements of this generator in `dtype`, from Philox stream `seed`.
+    pub fn materialize(&self, dtype: DType, len: usize, seed: u64) -> HostVec {
+        match self {
+            Gen::Uniform { lo, hi } => uniform(dtype, len, seed, *lo, *hi),
+            Gen::Wide { max_exp } => wide(dtype, len, seed, *max_exp),
+            Gen::Specials => cycle(specials(dtype), len),
+            Gen::With(g, at) => {
+                let mut v = g.materialize(dtype, len, seed);
+                for &(i, x) in at.iter().filter(|(i, _)| *i < len) {
+                    match &mut v {
+                        HostVec::F32(v) => v[i] = x as f32,
+                        HostVec::F64(v) => v[i] = x,
+                        HostVec::I32(v) => v[i] = x as i32,
+                        HostVec::U32(v) => v[i] = x as u32,
+                    }
+                }
+                v
+            }
+        }
+    }
+}
+
+/// The words of a Philox stream in order, computing each block once.
+struct Words {
+    seed: u64,
+    block: u64,
+    words: [u32; 4],
+    used: usize,
+}
+
+impl Words {
+    fn new(seed: u64) -> Words {
+        Words { seed, block: 0, words: philox::block(seed, 0), used: 0 }
+    }
+
+    fn next(&mut self) -> u32 {
+        if self.used == 4 {
+            self.block += 1;
+            self.words = philox::block(self.seed, self.block);
+            self.used = 0;
+        }
+        self.used += 1;
+        self.words[self.used - 1]
+    }
+
+    /// 53 random bits as a float in `[0, 1)`.
+    fn unit(&mut self) -> f64 {
+        let w = ((self.next() as u64) << 32) | self.next() as u64;
+        (w >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+    }
+}
+
+fn uniform(dtype: DType, len: usize, seed: u64, lo: f64, hi: f64) -> HostVec {
+    let mut w = Words::new(seed);
+    match dtype {
+        // 24 bits are all an f32 can hold, and one word per element keeps huge inputs quick.
+        DType::F32 => {
+            HostVec::F32((0..len).map(|_| (lo + (hi - lo) * ((w.next() >> 8) as f64 / 16_777_216.0)) as f32).collect())
+        }
+        DType::F64 => HostVec::F64((0..len).map(|_| lo + (hi - lo) * w.unit()).collect()),
+        DType::I32 => HostVec::I32((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as i32).collect()),
+        DType::U32 => HostVec::U32((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as u32).collect()),
+    }
+}
+
+fn wide(dtype: DType, len: usize, seed: u64, max_exp: i32) -> HostVec {
+    let mut w = Words::new(seed);
+    let span = (2 * max_exp.max(0) + 1) as u32;
+    let mut float = || {
+        let e = (w.next() % span) as i32 - max_exp;
+        let m = 1.0 + w.unit();
+        let sign = if w.next() & 1 == 1 { -1.0 } else { 1.0 };
+        sign * m * 2f64.powi(e)
+    };
+    match dtype {
+        DType::F32 => HostVec::F32((0..len).map(|_| float() as f32).collect()),
+        DType::F64 => HostVec::F64((0..len).map(|_| float()).collect()),
+        DType::I32 => HostVec::I32((0..len).map(|_| w.next() as i32).collect()),
+        DType::U32 => HostVec::U32((0..len).map(|_| w.next()).collect()),
+    }
+}
+
+fn cycle(values: HostVec, len: usize) -> HostVec {
+    fn rep<T: Copy>(v: &[T], len: usize) -> Vec<T> {
+        v.iter().copied().cycle().take(if v.is_empty() { 0 } else { len }).collect()
+    }
+    match values {
+        HostVec::F32(v) => HostVec::F32(rep(&v, len)),
+        HostVec::F64(v) => HostVec::F64(rep(&v, len)),
+        HostVec::I32(v) => HostVec::I32(rep(&v, len)),
+        HostVec::U32(v) => HostVec::U32(rep(&v, len)),
+    }
+}
+
+/// The curated special values of a dtype: NaN, ±Inf, ±0, subnormals, the largest finite
+/// values, halves (round half to even), values at and past the integer ranges (casts), and
+/// for integers the extremes, ±1 and 0 (division by zero, `MIN / -1`).
+pub fn specials(dtype: DType) -> HostVec {
+    match dtype {
+        DType::F32 => HostVec::F32(vec![
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            3.0,
+            -7.25,
+            f32::from_bits(1),
+            -f32::from_bits(1),
+            f32::from_bits(0x007f_ffff),
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            f32::MAX,
+            f32::MIN,
+            f32::EPSILON,
+            1.0 + f32::EPSILON,
+            std::f32::consts::PI,
+            1.0e10,
+            -3.0e9,
+            2_147_483_520.0,
+            2_147_483_648.0,
+            4_294_967_040.0,
+            4_294_967_296.0,
+            16_777_216.0,
+            -16_777_215.0,
+        ]),
+        DType::F64 => HostVec::F64(vec![
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            3.0,
+            -7.25,
+            f64::from_bits(1),
+            -f64::from_bits(1),
+            f64::from_bits(0x000f_ffff_ffff_ffff),
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            f64::EPSILON,
+            1.0 + f64::EPSILON,
+            std::f64::consts::PI,
+            1.0e300,
+            -3.0e9,
+            2_147_483_647.5,
+            -2_147_483_648.75,
+            4_294_967_295.5,
+            4_294_967_296.0,
+            9_007_199_254_740_993.0,
+            3.4e38,
+            1.0e-40,
+        ]),
+        DType::I32 => HostVec::I32(vec![
+            0,
+            1,
+            -1,
+            2,
+            -2,
+            3,
+            -3,
+            7,
+            -7,
+            100,
+            -100,
+            46_341,
+            65_536,
+            16_777_217,
+            -16_777_217,
+            1 << 30,
+            i32::MAX,
+            i32::MAX - 1,
+            i32::MIN,
+            i32::MIN + 1,
+        ]),
+        DType::U32 => HostVec::U32(vec![
+            0,
+            1,
+            2,
+            3,
+            7,
+            100,
+            46_341,
+            65_536,
+            16_777_217,
+            (1 << 31) - 1,
+            1 << 31,
+            (1 << 31) + 1,
+            4_294_967_040,
+            u32::MAX - 1,
+            u32::MAX,
+        ]),
+    }
+}
+
+/// Number of special values of a dtype.
+pub fn specials_len(dtype: DType) -> usize {
+    specials(dtype).len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generators_are_deterministic_and_in_range() {
+        let a = Gen::Uniform { lo: -2.0, hi: 3.0 }.materialize(DType::F64, 1000, 9);
+        assert_eq!(a, Gen::Uniform { lo: -2.0, hi: 3.0 }.materialize(DType::F64, 1000, 9));
+        let HostVec::F64(a) = a else { unreachable!() };
+        assert!(a.iter().all(|x| (-2.0..3.0).contains(x)));
+        let HostVec::I32(b) = Gen::Uniform { lo: -3.0, hi: 3.0 }.materialize(DType::I32, 1000, 1) else {
+            unreachable!()
+        };
+        assert!(b.iter().all(|x| (-3..=3).contains(x)) && b.contains(&-3) && b.contains(&3));
+        let HostVec::U32(w) = Gen::Wide { max_exp: 0 }.materialize(DType::U32, 6, 0) else { unreachable!() };
+        // Random123's known answer for key 0, counter 0, then block 1.
+        assert_eq!(&w[..4], &[0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]);
+        assert_eq!(w[4], philox::uniform_u32(0, 4));
+    }
+
+    #[test]
+    fn overwrites_land_where_asked() {
+        let g = Gen::With(Box::new(Gen::Uniform { lo: 0.0, hi: 1.0 }), vec![(2, f64::NAN), (99, 1.0)]);
+        let HostVec::F32(v) = g.materialize(DType::F32, 4, 3) else { unreachable!() };
+        assert!(v[2].is_nan() && !v[1].is_nan());
+        assert_eq!(specials_len(DType::U32), 15);
+    }
+}

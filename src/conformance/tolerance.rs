@@ -1,0 +1,297 @@
+//! How close a device's result must be to the reference: exact (bit for bit), within a
+//! number of ULPs (or an absolute error, where the GPU specs state one), or within an error
+//! bound that scales with the number of terms (reductions, matmul). The table here is the one
+//! in `docs/conformance.md`; a unit test keeps the two identical.
+
+use polycompute_core::{BinaryOp, DType, ReduceKind, UnaryOp};
+
+/// The allowed difference between a device's result and the reference.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Tolerance {
+    /// Bit for bit, except that any NaN matches any NaN. `-0.0` and `+0.0` differ.
+    Exact,
+    /// Within `ulp` units in the last place, or within `abs` absolute error (the WGSL and
+    /// Vulkan precision rules state some functions' accuracy as an absolute error). `+0.0`
+    /// and `-0.0` are equal here; infinities must match exactly.
+    Ulp {
+        /// Allowed distance in ULPs of the output dtype.
+        ulp: u64,
+        /// Allowed absolute error; 0 for none.
+        abs: f64,
+    },
+    /// Within the per-element bound the reference computed (see [`sum_bound`],
+    /// [`prod_bound`], [`matmul_bound`]), plus one ULP for the final rounding.
+    Bound,
+}
+
+impl Tolerance {
+    /// True for [`Tolerance::Exact`].
+    pub fn is_exact(self) -> bool {
+        self == Tolerance::Exact
+    }
+
+    /// The table cell of `docs/conformance.md`.
+    pub fn describe(self) -> String {
+        match self {
+            Tolerance::Exact => "exact".into(),
+            Tolerance::Ulp { ulp, abs: 0.0 } => format!("{ulp} ulp"),
+            Tolerance::Ulp { ulp, abs } => format!("{ulp} ulp or abs 2^{}", abs.log2().round() as i32),
+            Tolerance::Bound => "bound".into(),
+        }
+    }
+}
+
+const fn ulp(ulp: u64) -> Tolerance {
+    Tolerance::Ulp { ulp, abs: 0.0 }
+}
+
+/// `2^e` as f64, for the absolute tolerances.
+fn pow2(e: i32) -> f64 {
+    2f64.powi(e)
+}
+
+/// Tolerance of a unary op on `dtype`.
+pub fn unary(op: UnaryOp, dtype: DType) -> Tolerance {
+    use UnaryOp::*;
+    let f32 = dtype == DType::F32;
+    match op {
+        Neg | Abs | Floor | Ceil | Round => Tolerance::Exact,
+        _ if dtype.is_int() => Tolerance::Exact,
+        // WGSL: sqrt is inherited from 1/inverseSqrt (2 ULP) and division (2.5 ULP).
+        Sqrt if f32 => ulp(5),
+        // WGSL: 1/x is 2.5 ULP.
+        Recip if f32 => ulp(3),
+        Sqrt | Recip => Tolerance::Exact,
+        // WGSL: exp is 3 + 2|x| ULP; the corpus keeps |x| <= 10.
+        Exp if f32 => ulp(23),
+        // WGSL: ln is 3 ULP outside [0.5, 2], absolute error 2^-21 inside.
+        Ln if f32 => Tolerance::Ulp { ulp: 3, abs: pow2(-21) },
+        // WGSL: sin and cos have absolute error 2^-11 on [-pi, pi] (the corpus's domain).
+        Sin | Cos if f32 => Tolerance::Ulp { ulp: 4, abs: pow2(-11) },
+        // WGSL: tan is inherited from sin/cos; on [-1, 1] that is below 2^-8 absolute.
+        Tan if f32 => Tolerance::Ulp { ulp: 4, abs: pow2(-8) },
+        // WGSL: tanh is inherited from sinh/cosh, i.e. from exp; absolute near 0.
+        Tanh if f32 => Tolerance::Ulp { ulp: 4, abs: pow2(-11) },
+        // f64 (CPU libm, CUDA's libdevice; WGSL has no f64 transcendentals): the device's
+        // documented bound plus one ULP for the reference's own libm.
+        Exp | Ln | Tanh => ulp(2),
+        Sin | Cos => ulp(3),
+        Tan => ulp(4),
+    }
+}
+
+/// Tolerance of a binary op on `dtype`.
+pub fn binary(op: BinaryOp, dtype: DType) -> Tolerance {
+    match op {
+        _ if dtype.is_int() => Tolerance::Exact,
+        // WGSL: x / y is 2.5 ULP.
+        BinaryOp::Div if dtype == DType::F32 => ulp(3),
+        // WGSL: pow is inherited from exp2(y * log2(x)); with |y log2 x| <= 8 in the corpus.
+        BinaryOp::Pow if dtype == DType::F32 => ulp(32),
+        BinaryOp::Pow => ulp(3),
+        // Everything else is correctly rounded (+ - *, IEEE f64 division) or exact (rem is
+        // fmod, exact, plus at most one correctly rounded addition; min, max, comparisons).
+        _ => Tolerance::Exact,
+    }
+}
+
+/// Tolerance of a reduction of `dtype`.
+pub fn reduce(kind: ReduceKind, dtype: DType) -> Tolerance {
+    match kind {
+        ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Mean if dtype.is_float() => Tolerance::Bound,
+        _ => Tolerance::Exact,
+    }
+}
+
+/// Tolerance of matmul.
+pub fn matmul() -> Tolerance {
+    Tolerance::Bound
+}
+
+/// Tolerance of the normal fill: Box–Muller through ln, sqrt, cos and sin. WGSL guarantees
+/// cos/sin only to 2^-11 absolute on [-pi, pi] and r <= 5.8 for f32, so the f32 result is
+/// good to about 2^-8.5 absolute; f64 is held to the rounding of theta = 2 pi u2 (r <= 8.6).
+pub fn normal_fill(dtype: DType) -> Tolerance {
+    match dtype {
+        DType::F32 => Tolerance::Ulp { ulp: 64, abs: pow2(-7) },
+        _ => Tolerance::Ulp { ulp: 64, abs: pow2(-40) },
+    }
+}
+
+/// Machine epsilon (distance from 1 to the next float) of a float dtype; 0 for integers.
+pub fn eps(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => f32::EPSILON as f64,
+        DType::F64 => f64::EPSILON,
+        _ => 0.0,
+    }
+}
+
+/// Error bound of a float sum of `n` terms whose absolute values add up to `abs_sum`:
+/// `max(1, ceil(log2 n)) * eps * abs_sum`, the pairwise-summation bound of the architecture
+/// contract (twice the textbook `ceil(log2 n) * u`).
+pub fn sum_bound(n: usize, abs_sum: f64, dtype: DType) -> f64 {
+    let depth = (n.max(2) as f64).log2().ceil();
+    depth * eps(dtype) * abs_sum
+}
+
+/// Error bound of a float product of `n` factors with value `value`: each of the `n - 1`
+/// multiplications rounds once, whatever the order, so `n * eps * |value|` covers it.
+pub fn prod_bound(n: usize, value: f64, dtype: DType) -> f64 {
+    n as f64 * eps(dtype) * value.abs()
+}
+
+/// Error bound of a dot product of length `k` whose term magnitudes add up to `abs_sum`:
+/// `k * eps * abs_sum` holds for any summation order, blocking, or fused multiply-add
+/// (Higham, Accuracy and Stability of Numerical Algorithms, eq. 3.5, with margin).
+pub fn matmul_bound(k: usize, abs_sum: f64, dtype: DType) -> f64 {
+    k.max(1) as f64 * eps(dtype) * abs_sum
+}
+
+/// The ordered position of a float on the line of representable values, so that the ULP
+/// distance of two floats is the difference of their positions; `-0.0` and `+0.0` share 0.
+pub fn ordered_f32(x: f32) -> i64 {
+    let bits = x.to_bits();
+    let mag = (bits & 0x7fff_ffff) as i64;
+    if bits >> 31 == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// [`ordered_f32`] for f64.
+pub fn ordered_f64(x: f64) -> i128 {
+    let bits = x.to_bits();
+    let mag = (bits & 0x7fff_ffff_ffff_ffff) as i128;
+    if bits >> 63 == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// ULP distance of two f32 values (meaningful for non-NaN values).
+pub fn ulp_f32(a: f32, b: f32) -> u64 {
+    (ordered_f32(a) - ordered_f32(b)).unsigned_abs()
+}
+
+/// ULP distance of two f64 values (meaningful for non-NaN values), saturating.
+pub fn ulp_f64(a: f64, b: f64) -> u64 {
+    u64::try_from((ordered_f64(a) - ordered_f64(b)).unsigned_abs()).unwrap_or(u64::MAX)
+}
+
+/// The size of one ULP at `x` (the gap to the next float away from zero).
+pub fn ulp_size(x: f64, dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => {
+            let a = (x as f32).abs();
+            if !a.is_finite() {
+                return 0.0;
+            }
+            (f32::from_bits(a.to_bits() + 1) - a) as f64
+        }
+        _ => {
+            let a = x.abs();
+            if !a.is_finite() {
+                return 0.0;
+            }
+            f64::from_bits(a.to_bits() + 1) - a
+        }
+    }
+}
+
+/// One row of the tolerance table: (op, dtype, tolerance).
+pub type Row = (String, DType, Tolerance);
+
+/// The whole tolerance table, every op × dtype that has a float tolerance, in a fixed order;
+/// everything not listed is exact.
+pub fn table() -> Vec<Row> {
+    let mut rows = Vec::new();
+    for dtype in [DType::F32, DType::F64] {
+        for op in UnaryOp::ALL {
+            rows.push((op.name().to_string(), dtype, unary(op, dtype)));
+        }
+        for op in BinaryOp::ALL.into_iter().filter(|o| !o.int_only()) {
+            rows.push((op.name().to_string(), dtype, binary(op, dtype)));
+        }
+        for kind in ReduceKind::ALL {
+            rows.push((kind.name().to_string(), dtype, reduce(kind, dtype)));
+        }
+        rows.push(("matmul".into(), dtype, matmul()));
+        rows.push(("fill_normal".into(), dtype, normal_fill(dtype)));
+    }
+    rows.retain(|r| !r.2.is_exact());
+    rows
+}
+
+/// The error bound of an op with [`Tolerance::Bound`], as the docs write it (`eps` is the
+/// dtype's machine epsilon, `ulp` one unit in the last place of the reference).
+pub fn bound_formula(op: &str) -> &'static str {
+    match op {
+        "sum" => "ceil(log2 n) * eps * sum(abs(x)) + 1 ulp",
+        "mean" => "ceil(log2 n) * eps * sum(abs(x)) / n + 1 ulp",
+        "prod" => "n * eps * abs(prod) + 1 ulp",
+        "matmul" => "k * eps * sum(abs(a * b)) + 1 ulp",
+        _ => "bound",
+    }
+}
+
+/// The table as the markdown `docs/conformance.md` carries.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| op | f32 | f64 |\n| --- | --- | --- |\n");
+    let rows = table();
+    let mut ops: Vec<&str> = Vec::new();
+    for (op, _, _) in &rows {
+        if !ops.contains(&op.as_str()) {
+            ops.push(op);
+        }
+    }
+    for op in ops {
+        let cell = |d: DType| match rows.iter().find(|r| r.0 == op && r.1 == d) {
+            None => "exact".to_string(),
+            Some((_, _, Tolerance::Bound)) => bound_formula(op).to_string(),
+            Some((_, _, t)) => t.describe(),
+        };
+        out.push_str(&format!("| {op} | {} | {} |\n", cell(DType::F32), cell(DType::F64)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ulp_distance_counts_representable_values() {
+        assert_eq!(ulp_f32(1.0, f32::from_bits(1.0f32.to_bits() + 3)), 3);
+        assert_eq!(ulp_f32(0.0, -0.0), 0);
+        // The smallest subnormals on either side of zero are two apart.
+        assert_eq!(ulp_f32(f32::from_bits(1), -f32::from_bits(1)), 2);
+        assert_eq!(ulp_f64(f64::MAX, f64::INFINITY), 1);
+        assert_eq!(ulp_size(1.0, DType::F32), f32::EPSILON as f64);
+        assert_eq!(ulp_size(1.0, DType::F64), f64::EPSILON);
+    }
+
+    #[test]
+    fn bounds_grow_with_size() {
+        assert_eq!(sum_bound(1024, 1.0, DType::F32), 10.0 * f32::EPSILON as f64);
+        assert!(sum_bound(257, 1.0, DType::F64) < sum_bound(257, 1.0, DType::F32));
+        assert_eq!(matmul_bound(0, 5.0, DType::F64), 5.0 * f64::EPSILON);
+    }
+
+    #[test]
+    fn integer_ops_are_exact_everywhere() {
+        for op in BinaryOp::ALL {
+            assert!(binary(op, DType::I32).is_exact() && binary(op, DType::U32).is_exact());
+        }
+        assert!(reduce(ReduceKind::Mean, DType::I32).is_exact());
+    }
+
+    #[test]
+    fn the_docs_carry_the_enforced_table() {
+        let docs = include_str!("../../docs/conformance.md");
+        let table = markdown_table();
+        assert!(docs.contains(&table), "docs/conformance.md must contain this table verbatim:\n{table}");
+    }
+}

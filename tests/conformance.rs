@@ -1,0 +1,160 @@
+//! Cross-backend conformance: every case of `polycompute::conformance::corpus()` on every
+//! available device of every backend, one trial per backend × case, named
+//! `conformance::{backend}::{case}` (filter with `cargo test --test conformance -- NAME`).
+//!
+//! For each case, `conformance::golden::{case}` recomputes the f64 reference and asserts it
+//! equals the case's insta snapshot (`tests/snapshots/conformance__{case}.snap`, one per case,
+//! shared by all backends); each backend trial compares every device's result with that
+//! reference under the case's tolerance. A backend that is not compiled in or has no device is
+//! skipped, and says so; `POLYCOMPUTE_REQUIRE=wgpu,cuda` (any subset) makes that a failure.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use polycompute::conformance::{corpus, run_case, Case, Prepared, Status};
+use polycompute::{BackendKind, Device};
+
+/// The environment variable naming the backends that must be available.
+const REQUIRE_ENV: &str = "POLYCOMPUTE_REQUIRE";
+
+/// Backend kinds in the order their trials run.
+const KINDS: [BackendKind; 3] = [BackendKind::Cpu, BackendKind::Wgpu, BackendKind::Cuda];
+
+/// A case with its inputs and reference, computed by the first trial that needs them and
+/// dropped after the last (the large cases hold hundreds of megabytes).
+struct Shared {
+    case: Case,
+    prepared: Mutex<Option<Arc<Prepared>>>,
+    users: AtomicUsize,
+}
+
+impl Shared {
+    fn get(&self) -> Result<Arc<Prepared>, Failed> {
+        let mut slot = self.prepared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = slot.as_ref() {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(Prepared::new(&self.case).map_err(|e| format!("reference failed: {e}"))?);
+        *slot = Some(p.clone());
+        Ok(p)
+    }
+
+    fn done(&self) {
+        if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.prepared.lock().unwrap_or_else(|p| p.into_inner()).take();
+        }
+    }
+
+    fn run<T>(&self, f: impl FnOnce(&Prepared) -> Result<T, Failed>) -> Result<T, Failed> {
+        let result = self.get().and_then(|p| f(&p));
+        self.done();
+        result
+    }
+}
+
+/// The backends `POLYCOMPUTE_REQUIRE` names, or the names it has that are no backend.
+fn required() -> Result<Vec<BackendKind>, String> {
+    let Ok(list) = std::env::var(REQUIRE_ENV) else { return Ok(Vec::new()) };
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| BackendKind::parse(s).ok_or_else(|| format!("{REQUIRE_ENV}: {s:?} is not cpu, wgpu or cuda")))
+        .collect()
+}
+
+/// Every device of `kind`, opened, or why there is none.
+fn open_devices(kind: BackendKind) -> Result<Vec<Result<Device, String>>, String> {
+    let backend = polycompute::registry::backend(kind).map_err(|e| e.to_string())?;
+    let infos = backend.devices().map_err(|e| e.to_string())?;
+    if infos.is_empty() {
+        return Err(format!("backend {kind} reports no device"));
+    }
+    Ok(infos.iter().map(|i| Device::open(kind, i.ordinal).map_err(|e| format!("{}: {e}", i.id()))).collect())
+}
+
+fn golden_trial(shared: Arc<Shared>) -> Trial {
+    Trial::test(format!("conformance::golden::{}", shared.case.name), move || {
+        shared.run(|p| {
+            let text = p.golden(&shared.case);
+            insta::assert_snapshot!(shared.case.name.as_str(), text);
+            Ok(())
+        })
+    })
+}
+
+fn device_trial(
+    kind: BackendKind,
+    devices: Arc<Vec<Device>>,
+    shared: Arc<Shared>,
+    unsupported: Arc<AtomicUsize>,
+) -> Trial {
+    Trial::test(format!("conformance::{kind}::{}", shared.case.name), move || {
+        shared.run(|p| {
+            let mut failures = Vec::new();
+            for device in devices.iter() {
+                let outcome = run_case(device, &shared.case, &p.inputs, &p.reference);
+                match outcome.status {
+                    Status::Pass => {}
+                    Status::Unsupported => {
+                        unsupported.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Status::Fail => failures.push(format!("{}: {}", device.id(), outcome.message)),
+                }
+            }
+            if failures.is_empty() {
+                Ok(())
+            } else {
+                Err(failures.join("\n").into())
+            }
+        })
+    })
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = Vec::new();
+    let required = required().unwrap_or_else(|e| {
+        trials.push(Trial::test("conformance::require", move || Err(e.clone().into())));
+        Vec::new()
+    });
+    let mut backends = Vec::new();
+    for kind in KINDS {
+        match open_devices(kind) {
+            Ok(devices) => {
+                let (ok, bad): (Vec<_>, Vec<_>) = devices.into_iter().partition(Result::is_ok);
+                for e in bad.into_iter().filter_map(Result::err) {
+                    trials.push(Trial::test(format!("conformance::{kind}::open"), move || Err(e.clone().into())));
+                }
+                let ok: Vec<Device> = ok.into_iter().filter_map(Result::ok).collect();
+                eprintln!(
+                    "conformance: {kind}: {}",
+                    ok.iter().map(|d| format!("{} ({})", d.id(), d.info().name)).collect::<Vec<_>>().join(", ")
+                );
+                backends.push((kind, Arc::new(ok)));
+            }
+            Err(reason) if required.contains(&kind) => {
+                let msg = format!("{kind} is required by {REQUIRE_ENV} but unavailable: {reason}");
+                trials.push(Trial::test(format!("conformance::{kind}::available"), move || Err(msg.clone().into())));
+            }
+            Err(reason) => {
+                eprintln!("conformance: SKIPPED {kind}: {reason} (set {REQUIRE_ENV}={kind} to make this a failure)");
+                trials.push(Trial::test(format!("conformance::{kind}::available"), || Ok(())).with_ignored_flag(true));
+            }
+        }
+    }
+    let unsupported = Arc::new(AtomicUsize::new(0));
+    for case in corpus() {
+        let shared = Arc::new(Shared { case, prepared: Mutex::new(None), users: AtomicUsize::new(1 + backends.len()) });
+        trials.push(golden_trial(shared.clone()));
+        for (kind, devices) in &backends {
+            trials.push(device_trial(*kind, devices.clone(), shared.clone(), unsupported.clone()));
+        }
+    }
+    let conclusion = libtest_mimic::run(&args, trials);
+    let n = unsupported.load(Ordering::Relaxed);
+    if n > 0 {
+        eprintln!("conformance: {n} case run(s) answered Unsupported (not failures; see `polycompute check`)");
+    }
+    conclusion.exit();
+}
