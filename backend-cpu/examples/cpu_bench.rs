@@ -1,0 +1,74 @@
+//! The CPU backend's performance targets, measured through the public API against
+//! hand-written rayon baselines in the same process (medians of repeated runs, the two
+//! sides interleaved so that outside load hits both alike).
+//!
+//! `cargo run --release -p polycompute-cpu --example cpu_bench`
+
+#[path = "timing.rs"]
+mod timing;
+
+// Linking the crate registers the CPU backend.
+extern crate polycompute_cpu;
+
+use polycompute_core::{map, Device, DeviceArray};
+use rayon::prelude::*;
+use timing::median_secs;
+
+/// Rounds of (ours, baseline) pairs; the reported figure is the median over rounds.
+const ROUNDS: usize = 5;
+
+fn main() -> polycompute_core::Result<()> {
+    let d = Device::cpu();
+    let n = 1 << 24;
+    println!("{} ({} rayon threads), n = 2^24", d.info().name, rayon::current_num_threads());
+
+    let xs: Vec<f32> = d.uniform::<f32>(1, &[n])?.to_vec()?;
+    let ys: Vec<f32> = d.uniform::<f32>(2, &[n])?.to_vec()?;
+    let (x, y) = (d.from_slice(&xs, &[n])?, d.from_slice(&ys, &[n])?);
+    let a = 2.5f32;
+
+    let axpy = || -> DeviceArray<f32> { map(&[&x, &y], |v| &v[0] * a + &v[1]).unwrap() };
+    let base_axpy = || -> Vec<f32> { xs.par_iter().zip(&ys).map(|(&x, &y)| a * x + y).collect() };
+    assert_eq!(axpy().to_vec()?, base_axpy());
+    let bytes = 3.0 * 4.0 * n as f64;
+    report("map_axpy_f32 (GB/s)", bytes, || drop(axpy()), || drop(base_axpy()));
+
+    let sum = || x.sum(None).unwrap().to_scalar().unwrap();
+    let base_sum = || xs.par_chunks(1 << 16).map(|c| c.iter().sum::<f32>()).sum::<f32>();
+    let exact: f64 = xs.iter().map(|&v| v as f64).sum();
+    println!(
+        "sum rel. error: ours {:.1e}, baseline {:.1e}",
+        (sum() as f64 - exact).abs() / exact,
+        (base_sum() as f64 - exact).abs() / exact
+    );
+    report("sum_f32 (GB/s)", 4.0 * n as f64, || drop(sum()), || drop(base_sum()));
+
+    let small = d.from_slice(&xs[..1024], &[1024])?;
+    let per_call = median_secs(20_000, || drop(small.map(|v| &v * 2.0 + 1.0).unwrap()));
+    println!("map of 1,024 f32 through the public API: {:.2} us per call", per_call * 1e6);
+
+    let uni = median_secs(9, || drop(d.uniform::<f32>(7, &[n]).unwrap()));
+    println!("uniform_f32 fill: {:.2} GB/s", 4.0 * n as f64 / uni / 1e9);
+
+    for m in [1024usize, 2048] {
+        let a = d.uniform::<f32>(3, &[m, m])?;
+        let b = d.uniform::<f32>(4, &[m, m])?;
+        let t = median_secs(5, || drop(a.matmul(&b).unwrap()));
+        println!("matmul_f32_{m}: {:.1} GFLOP/s", 2.0 * (m * m * m) as f64 / t / 1e9);
+    }
+    Ok(())
+}
+
+/// Prints throughput of `ours` and `base` (`units` per run) and their ratio.
+fn report(name: &str, units: f64, mut ours: impl FnMut(), mut base: impl FnMut()) {
+    let mut o = Vec::new();
+    let mut b = Vec::new();
+    for _ in 0..ROUNDS {
+        o.push(median_secs(7, &mut ours));
+        b.push(median_secs(7, &mut base));
+    }
+    o.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    let (to, tb) = (o[ROUNDS / 2], b[ROUNDS / 2]);
+    println!("{name}: ours {:.2}, baseline {:.2}, ratio {:.2}", units / to / 1e9, units / tb / 1e9, tb / to);
+}
