@@ -179,8 +179,10 @@ impl WgpuDevice {
                     continue;
                 }
                 let (gx, gy) = self.grid(l.groups)?;
-                let mut words = l.params.clone();
-                words.resize(words.len().div_ceil(4).max(1) * 4, 0);
+                // Four zero words (`params.zero`, read into `pz`), then the kernel's words.
+                let mut words = vec![0u32; 4];
+                words.extend_from_slice(&l.params);
+                words.resize(4 + l.params.len().div_ceil(4).max(1) * 4, 0);
                 let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("polycompute params"),
                     contents: bytemuck::cast_slice(&words),

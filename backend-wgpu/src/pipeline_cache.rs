@@ -59,6 +59,9 @@ impl PipelineCache {
         if let Some(k) = kernels.get(&src.wgsl) {
             return Ok(k.clone());
         }
+        if std::env::var_os("POLYCOMPUTE_WGPU_DUMP").is_some() {
+            eprintln!("--- polycompute-wgpu kernel for {device_id} ---\n{}", src.wgsl);
+        }
         let kernel = Arc::new(compile(device, device_id, src)?);
         self.compiles.fetch_add(1, Ordering::Relaxed);
         kernels.insert(src.wgsl.clone(), kernel.clone());

@@ -52,15 +52,20 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    /// A kernel whose uniform block holds `params` u32 words, read with `prm(i)`.
+    /// A kernel whose uniform block holds `params` u32 words, read with `prm(i)`, after four
+    /// words of zeros (see `pz`).
     pub(crate) fn new(params: usize) -> Builder {
         let vec4s = params.div_ceil(4).max(1);
         let mut src = String::new();
         let _ = write!(
             src,
-            "struct Params {{ w: array<vec4<u32>, {vec4s}>, }}\n\
+            "struct Params {{ zero: vec4<u32>, w: array<vec4<u32>, {vec4s}>, }}\n\
              @group(0) @binding(0) var<uniform> params: Params;\n\
-             fn prm(i: u32) -> u32 {{ return params.w[i >> 2u][i & 3u]; }}\n"
+             fn prm(i: u32) -> u32 {{ return params.w[i >> 2u][i & 3u]; }}\n\
+             // 0 at run time, read from memory by `main`: non-finite and overflowing values are\n\
+             // built from it, so neither naga's constant folder (which rejects them) nor the\n\
+             // driver's (which may assume no inf or NaN) sees a constant it could fold.\n\
+             var<private> pz: u32 = 0u;\n"
         );
         Builder { src, bindings: vec![Binding::Uniform] }
     }
@@ -92,7 +97,7 @@ impl Builder {
             "\n@compute @workgroup_size({}, {})\n\
              fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n        \
              @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{\n    \
-             let g = wid.y * nwg.x + wid.x;\n    let lx = lid3.x;\n    let ly = lid3.y;\n{body}}}\n",
+             pz = params.zero.x;\n    let g = wid.y * nwg.x + wid.x;\n    let lx = lid3.x;\n    let ly = lid3.y;\n{body}}}\n",
             wg.0, wg.1
         );
         KernelSource { wgsl: self.src, bindings: self.bindings, workgroup: wg.0 * wg.1 }

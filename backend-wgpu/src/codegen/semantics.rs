@@ -5,8 +5,9 @@
 //!   assumes no NaNs may fold to `false`. f64 has no 64-bit bitcast without `SHADER_INT64`,
 //!   so an f64 is tested through its f32 conversion, which keeps NaN a NaN (and overflows
 //!   finite values to infinity, never to NaN).
-//! * Infinity and NaN are built from a private variable (`pz`, always 0) because a WGSL
-//!   constant expression may not produce a non-finite value; naga rejects the shader.
+//! * Infinity and NaN are built from `pz`, a zero read from memory at run time, because a
+//!   WGSL constant expression may not produce a non-finite value (naga rejects the shader)
+//!   and a driver that sees a constant inf or NaN may fold it as if there were none.
 //! * `min`/`max` propagate NaN and order `-0.0` below `0.0`; comparisons with NaN are false.
 //! * Float `rem` is numpy's `remainder` on an exact `fmod` (WGSL's `%` is `a - b * trunc(a / b)`,
 //!   which rounds); integer `/` and `%` floor, and give 0 for a zero divisor.
@@ -22,10 +23,8 @@ use super::wgsl_type;
 
 /// The WGSL helpers for kernels over `dtypes` (their arithmetic and the casts between them).
 pub(crate) fn library(dtypes: &BTreeSet<DType>) -> String {
-    let mut out = String::from(
-        "// Always 0, but not a constant: non-finite values are built from it at run time.\n\
-         var<private> pz: u32;\n",
-    );
+    // `pz` (always 0 at run time) is declared by `Builder`.
+    let mut out = String::new();
     if dtypes.contains(&DType::F32) || dtypes.contains(&DType::F64) {
         out.push_str(F32_BASE);
         out.push_str(&float_lib("f32"));
