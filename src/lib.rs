@@ -13,6 +13,8 @@ pub use polycompute_core::*;
 
 // Linking the backend crates registers them with the core registry.
 pub use polycompute_cpu;
+#[cfg(feature = "cuda")]
+pub use polycompute_cuda;
 #[cfg(feature = "wgpu")]
 pub use polycompute_wgpu;
 

@@ -1,0 +1,163 @@
+//! Transpose (axis permutation). Axes that stay adjacent and in order are merged first; what
+//! is left is either a batched 2-D transpose (the last two coalesced axes swapped), done
+//! through 32×32 shared-memory tiles so reads and writes are both coalesced, or a general
+//! gather with one input offset computed per output element.
+
+use std::fmt::Write;
+
+use polycompute_core::{DType, Shape};
+
+use super::{bits_type, Kernel};
+
+/// A planned transpose.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TransposePlan {
+    /// Nothing moves (after coalescing the permutation is the identity): a plain copy.
+    Copy,
+    /// `[batch, rows, cols] -> [batch, cols, rows]`.
+    Tiled {
+        /// The kernel.
+        kernel: Kernel,
+        /// Batch count.
+        batch: usize,
+        /// Rows of each input matrix.
+        rows: usize,
+        /// Columns of each input matrix.
+        cols: usize,
+    },
+    /// Any other permutation.
+    Gather {
+        /// The kernel.
+        kernel: Kernel,
+        /// By-value geometry: output dims, then the input stride of each output axis.
+        geometry: Vec<u32>,
+    },
+}
+
+impl TransposePlan {
+    /// The kernels the plan launches.
+    pub fn kernels(&self) -> Vec<Kernel> {
+        match self {
+            TransposePlan::Copy => Vec::new(),
+            TransposePlan::Tiled { kernel, .. } | TransposePlan::Gather { kernel, .. } => vec![kernel.clone()],
+        }
+    }
+}
+
+/// Plans `transpose(shape, perm)` for elements of `dtype`.
+pub fn plan_transpose(shape: &Shape, perm: &[usize], dtype: DType) -> TransposePlan {
+    let (dims, perm) = coalesce(shape.dims(), perm);
+    let n = dims.len();
+    if perm.iter().enumerate().all(|(i, &p)| i == p) {
+        return TransposePlan::Copy;
+    }
+    // [.., a, b] -> [.., b, a] with the leading axes in order: a batched 2-D transpose.
+    if n >= 2 && perm[n - 2] == n - 1 && perm[n - 1] == n - 2 && perm[..n - 2].iter().enumerate().all(|(i, &p)| i == p)
+    {
+        let batch = dims[..n - 2].iter().product();
+        return TransposePlan::Tiled { kernel: tiled_kernel(dtype), batch, rows: dims[n - 2], cols: dims[n - 1] };
+    }
+    let in_strides = Shape::from(dims.as_slice()).strides();
+    let mut geometry: Vec<u32> = perm.iter().map(|&p| dims[p] as u32).collect();
+    geometry.extend(perm.iter().map(|&p| in_strides[p] as u32));
+    TransposePlan::Gather { kernel: gather_kernel(dtype, n), geometry }
+}
+
+/// Drops size-1 axes and merges runs of output axes that are consecutive input axes.
+/// Returns the coalesced input dims and the permutation over them.
+pub fn coalesce(dims: &[usize], perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let kept: Vec<usize> = perm.iter().copied().filter(|&p| dims[p] != 1).collect();
+    // Groups of output axes whose input axes are consecutive: each group becomes one axis.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for p in kept {
+        match groups.last_mut() {
+            Some(g) if g.last().is_some_and(|&l| l + 1 == p) => g.push(p),
+            _ => groups.push(vec![p]),
+        }
+    }
+    // Order groups by their first input axis to get the new input axes.
+    let mut order: Vec<usize> = (0..groups.len()).collect();
+    order.sort_by_key(|&g| groups[g][0]);
+    let new_dims: Vec<usize> = order.iter().map(|&g| groups[g].iter().map(|&a| dims[a]).product()).collect();
+    let mut new_perm = vec![0; groups.len()];
+    for (new_axis, &g) in order.iter().enumerate() {
+        new_perm[g] = new_axis;
+    }
+    (new_dims, new_perm)
+}
+
+fn tiled_kernel(dtype: DType) -> Kernel {
+    let t = bits_type(dtype);
+    let body = format!(
+        r#"// 32x32 tiles, 32x8 threads; +1 column of padding avoids shared-memory bank conflicts.
+extern "C" __global__ void pc_transpose({t}* __restrict__ out, const {t}* __restrict__ in, u32 batch, u32 rows, u32 cols) {{
+  __shared__ {t} tile[32][33];
+  const u32 tiles_c = (cols + 31u) / 32u, tiles_r = (rows + 31u) / 32u;
+  const u64 per = (u64)tiles_c * tiles_r, total = per * batch;
+  for (u64 t = blockIdx.x; t < total; t += gridDim.x) {{
+    const u64 z = t / per; const u32 rem = (u32)(t % per);
+    const u32 r0 = (rem / tiles_c) * 32u, c0 = (rem % tiles_c) * 32u;
+    const {t}* src = in + z * rows * (u64)cols;
+    {t}* dst = out + z * rows * (u64)cols;
+    for (u32 k = threadIdx.y; k < 32u; k += 8u) {{
+      const u32 r = r0 + k, c = c0 + threadIdx.x;
+      if (r < rows && c < cols) tile[k][threadIdx.x] = src[(u64)r * cols + c];
+    }}
+    __syncthreads();
+    for (u32 k = threadIdx.y; k < 32u; k += 8u) {{
+      const u32 c = c0 + k, r = r0 + threadIdx.x;
+      if (r < rows && c < cols) dst[(u64)c * rows + r] = tile[threadIdx.x][k];
+    }}
+    __syncthreads();
+  }}
+}}
+"#
+    );
+    Kernel::new("pc_transpose", &body)
+}
+
+fn gather_kernel(dtype: DType, ndim: usize) -> Kernel {
+    let t = bits_type(dtype);
+    let mut s = String::new();
+    let _ = writeln!(s, "struct Geo {{ u32 dim[{ndim}]; u32 st[{ndim}]; }};");
+    let _ = writeln!(
+        s,
+        "extern \"C\" __global__ void pc_transpose({t}* __restrict__ out, const {t}* __restrict__ in, u32 n, Geo g) {{"
+    );
+    s.push_str(
+        "  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)blockDim.x * gridDim.x) {\n",
+    );
+    s.push_str("    u32 rest = (u32)i, off = 0u;\n");
+    for d in (0..ndim).rev() {
+        let _ = writeln!(s, "    {{ const u32 c = rest % g.dim[{d}]; rest /= g.dim[{d}]; off += c * g.st[{d}]; }}");
+    }
+    s.push_str("    out[i] = in[off];\n  }\n}\n");
+    Kernel::new("pc_transpose", &s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coalescing_finds_the_real_permutation() {
+        // [2, 3, 4] with perm [0, 2, 1]: a batched transpose of 3x4 matrices.
+        assert_eq!(coalesce(&[2, 3, 4], &[0, 2, 1]), (vec![2, 3, 4], vec![0, 2, 1]));
+        // [2, 3, 4] with perm [1, 2, 0]: axes 1 and 2 move together -> [2, 12] transposed.
+        assert_eq!(coalesce(&[2, 3, 4], &[1, 2, 0]), (vec![2, 12], vec![1, 0]));
+        // size-1 axes vanish: [1, 5] -> [5, 1] is a copy.
+        assert_eq!(coalesce(&[1, 5], &[1, 0]), (vec![5], vec![0]));
+        assert_eq!(plan_transpose(&Shape::new(&[1, 5]).unwrap(), &[1, 0], DType::F32), TransposePlan::Copy);
+    }
+
+    #[test]
+    fn general_permutations_gather() {
+        let plan = plan_transpose(&Shape::new(&[2, 3, 4]).unwrap(), &[2, 0, 1], DType::F64);
+        // [2, 3, 4] perm [2, 0, 1]: input axes 0,1 stay together -> [6, 4] transposed (tiled).
+        assert!(matches!(plan, TransposePlan::Tiled { batch: 1, rows: 6, cols: 4, .. }));
+        let plan = plan_transpose(&Shape::new(&[2, 3, 4]).unwrap(), &[1, 0, 2], DType::F32);
+        let TransposePlan::Gather { geometry, .. } = plan else { panic!("expected a gather") };
+        // output dims [3, 2, 4], input strides of those axes [4, 12, 1]
+        assert_eq!(geometry, vec![3, 2, 4, 4, 12, 1]);
+    }
+}

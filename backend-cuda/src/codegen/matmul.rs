@@ -1,0 +1,131 @@
+//! The own matmul kernel: row-major `C = A·B` per batch, block tiles in shared memory,
+//! a register tile of `TM×TN` outputs per thread (rows and columns strided by the thread
+//! grid, so shared-memory reads are conflict-free and stores coalesced), and the next
+//! global tile prefetched into registers while the current one is multiplied. `fma` is
+//! called explicitly (kernels are compiled with contraction off).
+
+use polycompute_core::{DType, Error, Result};
+
+use super::{ctype, Kernel};
+
+/// Tile sizes of the kernel for a dtype.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// Rows of C per block.
+    pub bm: u32,
+    /// Columns of C per block.
+    pub bn: u32,
+    /// Depth of one shared-memory stage.
+    pub bk: u32,
+    /// Rows per thread.
+    pub tm: u32,
+    /// Columns per thread.
+    pub tn: u32,
+}
+
+impl Tiles {
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        (self.bm / self.tm) * (self.bn / self.tn)
+    }
+}
+
+/// The tiles used for `dtype` (f32: 128×128×8 with 8×8 per thread; f64: 64×64×8 with 4×4).
+pub fn tiles(dtype: DType) -> Tiles {
+    match dtype {
+        DType::F64 => Tiles { bm: 64, bn: 64, bk: 8, tm: 4, tn: 4 },
+        _ => Tiles { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 },
+    }
+}
+
+/// The matmul kernel for `dtype`: `(const T* a, const T* b, T* c, u32 m, u32 n, u32 k, u32 batch)`,
+/// grid `(ceil(n / bn), min(ceil(m / bm), 65535), min(batch, 65535))`, [`Tiles::threads`] threads.
+pub fn kernel(dtype: DType) -> Result<Kernel> {
+    if !dtype.is_float() {
+        return Err(Error::Unsupported { op: "matmul".into(), dtype, device: "cuda".into() });
+    }
+    let t = ctype(dtype);
+    let Tiles { bm, bn, bk, tm, tn } = tiles(dtype);
+    let threads = tiles(dtype).threads();
+    let a_loads = bm * bk / threads;
+    let b_loads = bk * bn / threads;
+    let body = format!(
+        r#"#define BM {bm}u
+#define BN {bn}u
+#define BK {bk}u
+#define TM {tm}u
+#define TN {tn}u
+#define NT {threads}u
+extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __restrict__ A, const {t}* __restrict__ B,
+    {t}* __restrict__ C, u32 M, u32 N, u32 K, u32 batch) {{
+  __shared__ {t} As[BK][BM];
+  __shared__ {t} Bs[BK][BN];
+  const u32 tid = threadIdx.x;
+  const u32 tx = tid % (BN / TN), ty = tid / (BN / TN);
+  const u32 tiles_m = (M + BM - 1u) / BM;
+  for (u32 z = blockIdx.z; z < batch; z += gridDim.z) {{
+    const {t}* a = A + (u64)z * M * K;
+    const {t}* b = B + (u64)z * K * N;
+    {t}* c = C + (u64)z * M * N;
+    for (u32 tile_m = blockIdx.y; tile_m < tiles_m; tile_m += gridDim.y) {{
+      const u32 row0 = tile_m * BM, col0 = blockIdx.x * BN;
+      {t} acc[TM][TN];
+      #pragma unroll
+      for (u32 i = 0; i < TM; ++i) {{
+        #pragma unroll
+        for (u32 j = 0; j < TN; ++j) acc[i][j] = ({t})0;
+      }}
+      {t} ra[{a_loads}], rb[{b_loads}];
+      // Global -> registers for the stage starting at k0 (zeros outside the matrices).
+      #define LOAD_STAGE(k0) \
+        _Pragma("unroll") for (u32 l = 0; l < {a_loads}u; ++l) {{ \
+          const u32 e = tid + l * NT, r = e / BK, kk = e % BK; \
+          const u32 gr = row0 + r, gk = (k0) + kk; \
+          ra[l] = (gr < M && gk < K) ? a[(u64)gr * K + gk] : ({t})0; \
+        }} \
+        _Pragma("unroll") for (u32 l = 0; l < {b_loads}u; ++l) {{ \
+          const u32 e = tid + l * NT, kk = e / BN, cc = e % BN; \
+          const u32 gk = (k0) + kk, gc = col0 + cc; \
+          rb[l] = (gk < K && gc < N) ? b[(u64)gk * N + gc] : ({t})0; \
+        }}
+      LOAD_STAGE(0u)
+      for (u32 k0 = 0; k0 < K; k0 += BK) {{
+        #pragma unroll
+        for (u32 l = 0; l < {a_loads}u; ++l) {{ const u32 e = tid + l * NT; As[e % BK][e / BK] = ra[l]; }}
+        #pragma unroll
+        for (u32 l = 0; l < {b_loads}u; ++l) {{ const u32 e = tid + l * NT; Bs[e / BN][e % BN] = rb[l]; }}
+        __syncthreads();
+        if (k0 + BK < K) {{ LOAD_STAGE(k0 + BK) }}
+        #pragma unroll
+        for (u32 kk = 0; kk < BK; ++kk) {{
+          {t} fa[TM], fb[TN];
+          #pragma unroll
+          for (u32 i = 0; i < TM; ++i) fa[i] = As[kk][ty + i * (BM / TM)];
+          #pragma unroll
+          for (u32 j = 0; j < TN; ++j) fb[j] = Bs[kk][tx + j * (BN / TN)];
+          #pragma unroll
+          for (u32 i = 0; i < TM; ++i) {{
+            #pragma unroll
+            for (u32 j = 0; j < TN; ++j) acc[i][j] = fma(fa[i], fb[j], acc[i][j]);
+          }}
+        }}
+        __syncthreads();
+      }}
+      #undef LOAD_STAGE
+      #pragma unroll
+      for (u32 i = 0; i < TM; ++i) {{
+        const u32 gr = row0 + ty + i * (BM / TM);
+        if (gr >= M) continue;
+        #pragma unroll
+        for (u32 j = 0; j < TN; ++j) {{
+          const u32 gc = col0 + tx + j * (BN / TN);
+          if (gc < N) c[(u64)gr * N + gc] = acc[i][j];
+        }}
+      }}
+    }}
+  }}
+}}
+"#
+    );
+    Ok(Kernel::new("pc_matmul", &body))
+}

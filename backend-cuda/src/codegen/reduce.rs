@@ -1,0 +1,329 @@
+//! Reductions. An input of shape `[outer, r, inner]` (the reduced axis in the middle; all
+//! elements is `[1, n, 1]`) is reduced either along rows (`inner == 1`: one block per row
+//! segment, warp shuffles then shared memory) or along columns (one thread per output
+//! element, reading coalesced across `inner`). When there are too few outputs to fill the
+//! device, the reduced axis is split into segments whose partial results a second,
+//! row-wise pass combines.
+//!
+//! Accumulators: integer sum/prod wrap in u32; float sum/prod/mean accumulate in f64 (f64
+//! input additionally with Neumaier compensation per thread), so the result is at least as
+//! accurate as the pairwise sum the contract asks for; integer mean sums exactly in 64-bit
+//! integers; argmin/argmax carry (value, index), the first NaN and then the first index win.
+
+use std::fmt::Write;
+
+use polycompute_core::{DType, ReduceKind};
+
+use super::{ctype, Kernel};
+
+/// Where a reduction kernel reads from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Input {
+    /// The input array's elements.
+    Elements,
+    /// Partial accumulators of an earlier pass.
+    Partials,
+}
+
+/// Where a reduction kernel writes to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    /// The final values, in the output dtype.
+    Final,
+    /// Partial accumulators for a later pass.
+    Partials,
+}
+
+/// How the reduction is laid out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReducePlan {
+    /// `inner == 1`: `rows` rows of `r` contiguous elements, each split into `segs`
+    /// segments of `seg_len` (then a second row pass over `segs` partials per row).
+    Rows {
+        /// Rows (outputs).
+        rows: usize,
+        /// Reduced length.
+        r: usize,
+        /// Segments per row.
+        segs: usize,
+        /// Elements per segment.
+        seg_len: usize,
+    },
+    /// `inner > 1`: one thread per (output, segment).
+    Cols {
+        /// Product of the axes before the reduced one.
+        outer: usize,
+        /// Reduced length.
+        r: usize,
+        /// Product of the axes after it.
+        inner: usize,
+        /// Segments of the reduced axis.
+        segs: usize,
+        /// Elements per segment.
+        seg_len: usize,
+    },
+}
+
+/// Threads per block of the row kernel for segments of `seg_len` elements.
+pub fn row_block(seg_len: usize) -> u32 {
+    (seg_len.clamp(1, 256).div_ceil(32) * 32) as u32
+}
+
+/// Plans a reduction of `dims` along `axis` (`None`: all elements) on a device with
+/// `sms` multiprocessors.
+pub fn plan(dims: &[usize], axis: Option<usize>, sms: usize) -> ReducePlan {
+    let (outer, r, inner) = match axis {
+        None => (1, dims.iter().product(), 1),
+        Some(a) => (dims[..a].iter().product(), dims[a], dims[a + 1..].iter().product()),
+    };
+    let sms = sms.max(1);
+    if inner == 1 {
+        let wanted_blocks = sms * 8;
+        let segs = if outer >= wanted_blocks || r <= 4096 {
+            1
+        } else {
+            wanted_blocks.div_ceil(outer).min(r.div_ceil(4096)).max(1)
+        };
+        ReducePlan::Rows { rows: outer, r, segs, seg_len: r.div_ceil(segs).max(1) }
+    } else {
+        let outputs = outer * inner;
+        let wanted_threads = sms * 2048;
+        let segs = if outputs >= wanted_threads || r <= 64 {
+            1
+        } else {
+            wanted_threads.div_ceil(outputs).min(r.div_ceil(64)).max(1)
+        };
+        ReducePlan::Cols { outer, r, inner, segs, seg_len: r.div_ceil(segs).max(1) }
+    }
+}
+
+/// Bytes of one partial accumulator.
+pub fn acc_bytes(kind: ReduceKind, dtype: DType) -> usize {
+    match kind {
+        ReduceKind::ArgMin | ReduceKind::ArgMax => 2 * dtype.size_bytes().max(4),
+        ReduceKind::Min | ReduceKind::Max => dtype.size_bytes(),
+        ReduceKind::Sum | ReduceKind::Prod if dtype.is_int() => 4,
+        _ => 8,
+    }
+}
+
+/// Every kernel a reduction of `kind` over `dtype` may launch.
+pub fn all_kernels(kind: ReduceKind, dtype: DType) -> Vec<Kernel> {
+    vec![
+        rows_kernel(kind, dtype, Input::Elements, Output::Final),
+        rows_kernel(kind, dtype, Input::Elements, Output::Partials),
+        rows_kernel(kind, dtype, Input::Partials, Output::Final),
+        cols_kernel(kind, dtype, Output::Final),
+        cols_kernel(kind, dtype, Output::Partials),
+    ]
+}
+
+/// True when per-thread accumulation is compensated (f64 sums).
+fn compensated(kind: ReduceKind, dtype: DType) -> bool {
+    dtype == DType::F64 && matches!(kind, ReduceKind::Sum | ReduceKind::Mean)
+}
+
+/// The accumulator definitions: `Acc`, identity, element load, combine, shuffle, final value.
+fn helpers(kind: ReduceKind, dtype: DType) -> String {
+    let t = ctype(dtype);
+    let o = ctype(kind.output_dtype(dtype));
+    let mut s = String::new();
+    let is_arg = matches!(kind, ReduceKind::ArgMin | ReduceKind::ArgMax);
+    let acc = match kind {
+        _ if is_arg => "struct Acc",
+        ReduceKind::Min | ReduceKind::Max => t,
+        ReduceKind::Sum | ReduceKind::Prod if dtype.is_int() => "u32",
+        ReduceKind::Mean if dtype == DType::I32 => "i64",
+        ReduceKind::Mean if dtype == DType::U32 => "u64",
+        _ => "double",
+    };
+    if is_arg {
+        let _ = writeln!(s, "struct Acc {{ {t} v; u32 i; }};");
+    } else {
+        let _ = writeln!(s, "typedef {acc} Acc;");
+    }
+    // Identity.
+    let identity = match kind {
+        _ if is_arg => format!("Acc a; a.v = ({t})0; a.i = 0xffffffffu; return a;"),
+        ReduceKind::Sum | ReduceKind::Mean => "return (Acc)0;".to_string(),
+        ReduceKind::Prod => "return (Acc)1;".to_string(),
+        ReduceKind::Min => format!("return {};", extreme(dtype, true)),
+        ReduceKind::Max => format!("return {};", extreme(dtype, false)),
+        _ => "return (Acc)0;".to_string(),
+    };
+    let _ = writeln!(s, "PC_FN Acc pc_identity() {{ {identity} }}");
+    // Element to accumulator.
+    let elem = if is_arg { "Acc a; a.v = x; a.i = k; return a;".to_string() } else { "return (Acc)x;".to_string() };
+    let _ = writeln!(s, "PC_FN Acc pc_elem({t} x, u32 k) {{ (void)k; {elem} }}");
+    // Combine.
+    let combine = match kind {
+        ReduceKind::Sum | ReduceKind::Mean => "return a + b;".to_string(),
+        ReduceKind::Prod => "return a * b;".to_string(),
+        ReduceKind::Min => "return pc_min(a, b);".to_string(),
+        ReduceKind::Max => "return pc_max(a, b);".to_string(),
+        _ => {
+            let better = if kind == ReduceKind::ArgMin { "<" } else { ">" };
+            let nan = if dtype.is_float() {
+                "const bool an = a.v != a.v, bn = b.v != b.v;\n  if (an || bn) return (an && bn) ? (a.i < b.i ? a : b) : (an ? a : b);\n  "
+            } else {
+                ""
+            };
+            format!(
+                "if (b.i == 0xffffffffu) return a;\n  if (a.i == 0xffffffffu) return b;\n  {nan}\
+                 if (a.v {better} b.v) return a;\n  if (b.v {better} a.v) return b;\n  return a.i < b.i ? a : b;"
+            )
+        }
+    };
+    let _ = writeln!(s, "PC_FN Acc pc_combine(Acc a, Acc b) {{\n  {combine}\n}}");
+    // Warp shuffle.
+    let shfl = if is_arg {
+        "Acc r; r.v = __shfl_down_sync(0xffffffffu, a.v, d); r.i = __shfl_down_sync(0xffffffffu, a.i, d); return r;"
+    } else {
+        "return __shfl_down_sync(0xffffffffu, a, d);"
+    };
+    let _ = writeln!(s, "PC_FN Acc pc_shfl(Acc a, int d) {{ {shfl} }}");
+    // Final value.
+    let fin = match kind {
+        _ if is_arg => "return a.i == 0xffffffffu ? 0u : a.i;".to_string(),
+        ReduceKind::Min | ReduceKind::Max => "return a;".to_string(),
+        ReduceKind::Mean => match dtype {
+            DType::F32 => "return __double2float_rn(a / (double)count);".to_string(),
+            DType::F64 => "return a / (double)count;".to_string(),
+            DType::I32 => "return __ll2double_rn(a) / (double)count;".to_string(),
+            DType::U32 => "return __ull2double_rn(a) / (double)count;".to_string(),
+        },
+        _ => match dtype {
+            DType::F32 => "return __double2float_rn(a);".to_string(),
+            DType::F64 => "return a;".to_string(),
+            _ => format!("return ({o})a;"),
+        },
+    };
+    let _ = writeln!(s, "PC_FN {o} pc_final(Acc a, u32 count) {{ (void)count; {fin} }}");
+    // Neumaier step for compensated sums (s, c) += x; infinities bypass the compensation.
+    if compensated(kind, dtype) {
+        s.push_str(
+            "PC_FN void pc_kahan(double &s, double &c, double x) {\n  const double t = s + x;\n  \
+             if (fabs(s) >= fabs(x)) c += (s - t) + x; else c += (x - t) + s;\n  s = t;\n}\n\
+             PC_FN double pc_kahan_done(double s, double c) { return (s - s == 0.0) ? s + c : s; }\n",
+        );
+    }
+    s
+}
+
+/// The identity of min (`+inf`, the type's max) or max (`-inf`, the type's min).
+fn extreme(dtype: DType, high: bool) -> &'static str {
+    match (dtype, high) {
+        (DType::F32, true) => "__int_as_float(0x7f800000)",
+        (DType::F32, false) => "__int_as_float((i32)0xff800000u)",
+        (DType::F64, true) => "__longlong_as_double(0x7ff0000000000000ll)",
+        (DType::F64, false) => "__longlong_as_double((i64)0xfff0000000000000ull)",
+        (DType::I32, true) => "2147483647",
+        (DType::I32, false) => "((i32)0x80000000u)",
+        (DType::U32, true) => "0xffffffffu",
+        (DType::U32, false) => "0u",
+    }
+}
+
+/// The per-thread accumulation loop over `k` in `[from, to)` with `step`, reading `load`.
+fn accumulate(kind: ReduceKind, dtype: DType, input: Input, from: &str, to: &str, step: &str, load: &str) -> String {
+    let value = match input {
+        Input::Elements => format!("pc_elem({load}, (u32)k)"),
+        Input::Partials => load.to_string(),
+    };
+    if compensated(kind, dtype) && input == Input::Elements {
+        format!(
+            "    double s = 0.0, c = 0.0;\n    for (u64 k = {from}; k < {to}; k += {step}) pc_kahan(s, c, {value});\n    \
+             Acc acc = pc_kahan_done(s, c);\n"
+        )
+    } else {
+        format!(
+            "    Acc acc = pc_identity();\n    for (u64 k = {from}; k < {to}; k += {step}) acc = pc_combine(acc, {value});\n"
+        )
+    }
+}
+
+/// The row kernel: `(out, in, u32 rows, u32 r, u32 segs, u32 seg_len, u32 count)`; one block per
+/// (row, segment), launched with [`row_block`] threads.
+pub fn rows_kernel(kind: ReduceKind, dtype: DType, input: Input, output: Output) -> Kernel {
+    let in_t = match input {
+        Input::Elements => ctype(dtype),
+        Input::Partials => "Acc",
+    };
+    let out_t = match output {
+        Output::Final => ctype(kind.output_dtype(dtype)),
+        Output::Partials => "Acc",
+    };
+    let write = match output {
+        Output::Final => "out[b] = pc_final(acc, count);",
+        Output::Partials => "out[b] = acc;",
+    };
+    let mut s = helpers(kind, dtype);
+    s.push_str(
+        "PC_FN Acc pc_block_reduce(Acc a) {\n  __shared__ Acc sh[32];\n  \
+         const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n  \
+         for (int d = 16; d > 0; d >>= 1) a = pc_combine(a, pc_shfl(a, d));\n  \
+         if (lane == 0u) sh[warp] = a;\n  __syncthreads();\n  \
+         if (warp == 0u) {\n    a = lane < ((blockDim.x + 31u) >> 5) ? sh[lane] : pc_identity();\n    \
+         for (int d = 16; d > 0; d >>= 1) a = pc_combine(a, pc_shfl(a, d));\n  }\n  \
+         __syncthreads();\n  return a;\n}\n",
+    );
+    let _ = write!(
+        s,
+        "extern \"C\" __global__ void pc_reduce({out_t}* __restrict__ out, const {in_t}* __restrict__ in, u32 rows, u32 r, \
+         u32 segs, u32 seg_len, u32 count) {{\n  \
+         for (u64 b = blockIdx.x; b < (u64)rows * segs; b += gridDim.x) {{\n    \
+         const u64 row = b / segs;\n    const u64 start = (u64)(u32)(b % segs) * seg_len;\n    \
+         const u64 end = start + seg_len < (u64)r ? start + seg_len : (u64)r;\n    \
+         const {in_t}* src = in + row * r;\n{}    acc = pc_block_reduce(acc);\n    \
+         if (threadIdx.x == 0u) {write}\n  }}\n}}\n",
+        accumulate(kind, dtype, input, "start + threadIdx.x", "end", "blockDim.x", "src[k]")
+    );
+    Kernel::new("pc_reduce", &s)
+}
+
+/// The column kernel: `(out, in, u32 outer, u32 r, u32 inner, u32 segs, u32 seg_len, u32 count)`;
+/// one thread per (output, segment). Partials are laid out `[outer * inner, segs]`.
+pub fn cols_kernel(kind: ReduceKind, dtype: DType, output: Output) -> Kernel {
+    let (out_t, write) = match output {
+        Output::Final => (ctype(kind.output_dtype(dtype)), "out[o * inner + j] = pc_final(acc, count);"),
+        Output::Partials => ("Acc", "out[(o * inner + j) * segs + sg] = acc;"),
+    };
+    let t = ctype(dtype);
+    let mut s = helpers(kind, dtype);
+    let _ = write!(
+        s,
+        "extern \"C\" __global__ void pc_reduce({out_t}* __restrict__ out, const {t}* __restrict__ in, u32 outer, u32 r, \
+         u32 inner, u32 segs, u32 seg_len, u32 count) {{\n  \
+         const u64 total = (u64)outer * inner * segs;\n  \
+         for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (u64)blockDim.x * gridDim.x) {{\n    \
+         const u64 j = t % inner, t2 = t / inner, sg = t2 % segs, o = t2 / segs;\n    \
+         const u64 start = sg * seg_len;\n    \
+         const u64 end = start + seg_len < (u64)r ? start + seg_len : (u64)r;\n\
+         {}    {write}\n  }}\n}}\n",
+        accumulate(kind, dtype, Input::Elements, "start", "end", "1", "in[(o * r + k) * inner + j]")
+    );
+    Kernel::new("pc_reduce", &s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_reductions_split_into_segments() {
+        let p = plan(&[1 << 24], None, 100);
+        let ReducePlan::Rows { rows: 1, r, segs, seg_len } = p else { panic!("{p:?}") };
+        assert_eq!(r, 1 << 24);
+        assert!(segs > 1 && segs * seg_len >= r && (segs - 1) * seg_len < r);
+        assert_eq!(plan(&[100], None, 100), ReducePlan::Rows { rows: 1, r: 100, segs: 1, seg_len: 100 });
+    }
+
+    #[test]
+    fn inner_axes_reduce_by_columns() {
+        let p = plan(&[4, 1000, 3], Some(1), 1);
+        assert!(matches!(p, ReducePlan::Cols { outer: 4, r: 1000, inner: 3, .. }), "{p:?}");
+        assert_eq!(plan(&[4, 5], Some(1), 1), ReducePlan::Rows { rows: 4, r: 5, segs: 1, seg_len: 5 });
+        // An empty reduced axis still yields one (identity) output per row.
+        assert_eq!(plan(&[3, 0], Some(1), 1), ReducePlan::Rows { rows: 3, r: 0, segs: 1, seg_len: 1 });
+    }
+}

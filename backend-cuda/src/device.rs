@@ -1,0 +1,321 @@
+//! One open CUDA device: its primary context (made current on whichever thread calls), its
+//! stream, memory, loaded kernels and launches.
+
+use std::ffi::c_void;
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, Mutex};
+
+use cust::context::{Context, CurrentContext};
+use cust::stream::{Stream, StreamFlags};
+use polycompute_core::backend::downcast_buffer;
+use polycompute_core::{BufferRef, DType, DeviceBackend, DeviceInfo, HostSlice, HostVec, Op, Result};
+
+use crate::buffer::CudaBuffer;
+use crate::codegen::Kernel;
+use crate::cublas::CublasHandle;
+use crate::driver::{self, DevPtr, Handle};
+use crate::errors::{check, check_alloc, from_cust};
+use crate::module_cache::ModuleCache;
+
+/// A device's context and stream, shared by the device and every buffer on it, so memory can
+/// be freed (on the stream) whichever thread drops the last handle.
+pub(crate) struct Ctx {
+    pub(crate) id: String,
+    stream: ManuallyDrop<Stream>,
+    context: ManuallyDrop<Context>,
+    /// Whether the device supports stream-ordered allocation (cuMemAllocAsync).
+    async_alloc: bool,
+}
+
+impl Ctx {
+    /// Makes the context current on the calling thread.
+    pub(crate) fn make_current(&self) -> Result<()> {
+        CurrentContext::set_current(&*self.context).map_err(|e| from_cust(e, &self.id, "making the context current"))
+    }
+
+    /// The raw stream.
+    pub(crate) fn stream(&self) -> Handle {
+        self.stream.as_inner().cast()
+    }
+
+    /// Allocates `bytes` (0 gives the null pointer). The context must be current.
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<DevPtr> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let mut ptr: DevPtr = 0;
+        // SAFETY: writes one device pointer; the stream belongs to the current context.
+        let rc = unsafe {
+            if self.async_alloc {
+                driver::cuMemAllocAsync(&mut ptr, bytes, self.stream())
+            } else {
+                driver::cuMemAlloc_v2(&mut ptr, bytes)
+            }
+        };
+        check_alloc(rc, &self.id, bytes)?;
+        Ok(ptr)
+    }
+
+    /// Frees an allocation after all work queued so far (errors can only be logged here).
+    pub(crate) fn free(&self, ptr: DevPtr) {
+        if ptr == 0 {
+            return;
+        }
+        if self.make_current().is_err() {
+            return;
+        }
+        // SAFETY: `ptr` came from `alloc` on this context and is freed once; stream-ordered
+        // frees run after the kernels queued before them, synchronous ones after a stream sync.
+        let rc = unsafe {
+            if self.async_alloc {
+                driver::cuMemFreeAsync(ptr, self.stream())
+            } else {
+                let rc = driver::cuStreamSynchronize(self.stream());
+                if rc == driver::SUCCESS {
+                    driver::cuMemFree_v2(ptr)
+                } else {
+                    rc
+                }
+            }
+        };
+        if rc != driver::SUCCESS {
+            tracing::warn!(device = %self.id, code = rc, "freeing device memory failed: {}", driver::error_name(rc));
+        }
+    }
+
+    /// Waits for the stream.
+    pub(crate) fn sync(&self) -> Result<()> {
+        // SAFETY: the stream is alive for as long as `self`.
+        check(unsafe { driver::cuStreamSynchronize(self.stream()) }, &self.id, "synchronizing")
+    }
+}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        let _ = self.make_current();
+        // SAFETY: dropped once, stream before the context it belongs to.
+        unsafe {
+            ManuallyDrop::drop(&mut self.stream);
+            ManuallyDrop::drop(&mut self.context);
+        }
+    }
+}
+
+/// Kernel parameters, each stored in its own 8-byte-aligned slot that lives until the launch.
+#[derive(Default)]
+pub(crate) struct Params {
+    slots: Vec<Vec<u64>>,
+}
+
+impl Params {
+    /// Appends raw bytes (a scalar, a pointer or a by-value struct).
+    pub(crate) fn bytes(&mut self, bytes: &[u8]) -> &mut Self {
+        let mut slot = vec![0u64; bytes.len().div_ceil(8).max(1)];
+        for (i, b) in bytes.iter().enumerate() {
+            slot[i / 8] |= (*b as u64) << (8 * (i % 8));
+        }
+        self.slots.push(slot);
+        self
+    }
+    /// Appends a device pointer.
+    pub(crate) fn ptr(&mut self, p: DevPtr) -> &mut Self {
+        self.bytes(&p.to_le_bytes())
+    }
+    /// Appends a `u32`.
+    pub(crate) fn u32(&mut self, v: u32) -> &mut Self {
+        self.bytes(&v.to_le_bytes())
+    }
+    /// Appends a `u32` array (a by-value struct of u32 fields).
+    pub(crate) fn u32s(&mut self, v: &[u32]) -> &mut Self {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.bytes(&bytes)
+    }
+}
+
+/// An open CUDA device.
+pub struct CudaDevice {
+    info: DeviceInfo,
+    pub(crate) ctx: Arc<Ctx>,
+    /// `sm_XX` as a number (90 for compute capability 9.0).
+    pub(crate) arch: u32,
+    /// Multiprocessors, for sizing grids.
+    pub(crate) sms: u32,
+    modules: ManuallyDrop<ModuleCache>,
+    pub(crate) cublas: Mutex<Option<CublasHandle>>,
+}
+
+impl CudaDevice {
+    /// Opens device `ordinal` (the driver is initialised): retains its primary context, makes
+    /// it current on this thread and creates the device's stream.
+    pub(crate) fn open(ordinal: usize, info: DeviceInfo, arch: u32, sms: u32) -> Result<CudaDevice> {
+        let id = info.id();
+        let dev =
+            cust::device::Device::get_device(ordinal as u32).map_err(|e| from_cust(e, &id, "getting the device"))?;
+        let context = Context::new(dev).map_err(|e| from_cust(e, &id, "retaining the primary context"))?;
+        CurrentContext::set_current(&context).map_err(|e| from_cust(e, &id, "making the context current"))?;
+        let stream =
+            Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| from_cust(e, &id, "creating the stream"))?;
+        let raw = dev.as_raw();
+        let mut pools = 0;
+        // SAFETY: writes one int for a valid device.
+        let rc = unsafe { driver::cuDeviceGetAttribute(&mut pools, driver::ATTR_MEMORY_POOLS_SUPPORTED, raw) };
+        let async_alloc = rc == driver::SUCCESS && pools != 0;
+        if async_alloc {
+            // Keep freed memory in the pool instead of returning it to the OS at each sync:
+            // repeated ops of the same size then allocate in O(1).
+            let mut pool: Handle = std::ptr::null_mut();
+            let mut threshold = u64::MAX;
+            // SAFETY: the default pool of a valid device; the attribute takes a u64.
+            unsafe {
+                if driver::cuDeviceGetDefaultMemPool(&mut pool, raw) == driver::SUCCESS {
+                    driver::cuMemPoolSetAttribute(
+                        pool,
+                        driver::MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                        (&mut threshold as *mut u64).cast(),
+                    );
+                }
+            }
+        }
+        let ctx =
+            Arc::new(Ctx { id, stream: ManuallyDrop::new(stream), context: ManuallyDrop::new(context), async_alloc });
+        Ok(CudaDevice {
+            info,
+            ctx,
+            arch,
+            sms,
+            modules: ManuallyDrop::new(ModuleCache::default()),
+            cublas: Mutex::new(None),
+        })
+    }
+
+    /// The device id (`cuda:N`).
+    pub(crate) fn id(&self) -> &str {
+        &self.ctx.id
+    }
+
+    /// A new uninitialised buffer. The context must be current.
+    pub(crate) fn new_buffer(&self, dtype: DType, len: usize) -> Result<CudaBuffer> {
+        let ptr = self.ctx.alloc(len * dtype.size_bytes())?;
+        Ok(CudaBuffer { ptr, dtype, len, ctx: self.ctx.clone() })
+    }
+
+    /// Launches `kernel` on the device's stream. The context must be current.
+    pub(crate) fn launch(
+        &self,
+        kernel: &Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        params: &mut Params,
+    ) -> Result<()> {
+        let loaded = self.modules.get(kernel, self.arch, self.id())?;
+        let mut ptrs: Vec<*mut c_void> = params.slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
+        // SAFETY: the function was loaded in this (current) context; `ptrs` holds one pointer
+        // per kernel parameter, each to a slot at least as large as the parameter, alive for
+        // the call (the driver copies the values before returning).
+        let rc = unsafe {
+            driver::cuLaunchKernel(
+                loaded.function,
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                0,
+                self.ctx.stream(),
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(rc, self.id(), &format!("launching {}", kernel.entry))
+    }
+
+    /// A grid of `block`-thread blocks covering `n` items with a grid-stride loop.
+    pub(crate) fn grid_1d(&self, n: u64, block: u32) -> u32 {
+        let wanted = n.div_ceil(block as u64).max(1);
+        wanted.min(self.sms as u64 * 32).min(i32::MAX as u64) as u32
+    }
+
+    /// A device-to-device copy on the stream. The context must be current.
+    pub(crate) fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are live allocations of at least `bytes` bytes in this context.
+        let rc = unsafe { driver::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.ctx.stream()) };
+        check(rc, self.id(), "copying on the device")
+    }
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        let _ = self.ctx.make_current();
+        if let Ok(mut c) = self.cublas.lock() {
+            c.take();
+        }
+        // SAFETY: dropped once, with the context current, before the context can go.
+        unsafe { ManuallyDrop::drop(&mut self.modules) };
+    }
+}
+
+impl DeviceBackend for CudaDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn upload(&self, data: HostSlice<'_>) -> Result<BufferRef> {
+        self.ctx.make_current()?;
+        let buf = self.new_buffer(data.dtype(), data.len())?;
+        let src: *const c_void = match data {
+            HostSlice::F32(s) => s.as_ptr().cast(),
+            HostSlice::F64(s) => s.as_ptr().cast(),
+            HostSlice::I32(s) => s.as_ptr().cast(),
+            HostSlice::U32(s) => s.as_ptr().cast(),
+        };
+        if buf.bytes() > 0 {
+            // SAFETY: `src` points to `bytes` readable bytes; from pageable memory the driver
+            // stages the data before returning, so the borrow may end afterwards.
+            let rc = unsafe { driver::cuMemcpyHtoDAsync_v2(buf.ptr, src, buf.bytes(), self.ctx.stream()) };
+            check(rc, self.id(), "uploading")?;
+        }
+        Ok(Arc::new(buf))
+    }
+
+    fn download(&self, buffer: &BufferRef) -> Result<HostVec> {
+        let buf = downcast_buffer::<CudaBuffer>(buffer, &self.info)?;
+        self.ctx.make_current()?;
+        let n = buf.len;
+        let mut host = match buf.dtype {
+            DType::F32 => HostVec::F32(vec![0.0; n]),
+            DType::F64 => HostVec::F64(vec![0.0; n]),
+            DType::I32 => HostVec::I32(vec![0; n]),
+            DType::U32 => HostVec::U32(vec![0; n]),
+        };
+        let dst: *mut c_void = match &mut host {
+            HostVec::F32(v) => v.as_mut_ptr().cast(),
+            HostVec::F64(v) => v.as_mut_ptr().cast(),
+            HostVec::I32(v) => v.as_mut_ptr().cast(),
+            HostVec::U32(v) => v.as_mut_ptr().cast(),
+        };
+        if buf.bytes() > 0 {
+            // SAFETY: `dst` has room for exactly the buffer's bytes; the stream sync below
+            // completes the copy before `host` is read or moved.
+            let rc = unsafe { driver::cuMemcpyDtoHAsync_v2(dst, buf.ptr, buf.bytes(), self.ctx.stream()) };
+            check(rc, self.id(), "downloading")?;
+        }
+        self.ctx.sync()?;
+        Ok(host)
+    }
+
+    fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
+        self.ctx.make_current()?;
+        let inputs: Vec<&CudaBuffer> =
+            inputs.iter().map(|b| downcast_buffer::<CudaBuffer>(b, &self.info)).collect::<Result<_>>()?;
+        Ok(Arc::new(crate::exec::execute(self, op, &inputs)?))
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.ctx.make_current()?;
+        self.ctx.sync()
+    }
+}

@@ -1,0 +1,69 @@
+//! Loaded kernels of one device, keyed by their source: each distinct kernel is compiled
+//! (NVRTC caches per source and architecture across devices) and loaded once per context.
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::sync::{Arc, Mutex};
+
+use cust::module::Module;
+use polycompute_core::{Error, Result};
+
+use crate::codegen::Kernel;
+use crate::driver::Handle;
+use crate::errors::from_cust;
+use crate::nvrtc::{Image, Nvrtc};
+
+/// A loaded kernel: its module and the entry point's function handle.
+pub(crate) struct Loaded {
+    /// Kept alive while the function is in use.
+    _module: Module,
+    pub(crate) function: Handle,
+}
+
+// SAFETY: a CUfunction is a handle usable from any thread whose current context owns it;
+// launches happen with the owning context made current.
+unsafe impl Send for Loaded {}
+// SAFETY: as above; the driver synchronises concurrent launches of one function.
+unsafe impl Sync for Loaded {}
+
+/// One device's loaded kernels.
+#[derive(Default)]
+pub(crate) struct ModuleCache {
+    loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+}
+
+impl ModuleCache {
+    /// The loaded kernel, compiling and loading it on first use. The device's context must be
+    /// current on this thread.
+    pub(crate) fn get(&self, kernel: &Kernel, arch: u32, device: &str) -> Result<Arc<Loaded>> {
+        if let Some(l) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(&kernel.source) {
+            return Ok(l.clone());
+        }
+        let nvrtc = Nvrtc::get()
+            .map_err(|reason| Error::BackendUnavailable { kind: polycompute_core::BackendKind::Cuda, reason })?;
+        let image = nvrtc.compile(&kernel.source, arch).map_err(|e| Error::KernelCompile {
+            device: device.to_string(),
+            code: kernel.source.clone(),
+            log: e.log,
+        })?;
+        let module = match &*image {
+            Image::Cubin(bytes) => Module::from_cubin(bytes, &[]),
+            Image::Ptx(bytes) => {
+                let text = CStr::from_bytes_until_nul(bytes).map_err(|_| Error::KernelCompile {
+                    device: device.to_string(),
+                    code: kernel.source.clone(),
+                    log: "NVRTC returned PTX without a terminating NUL".into(),
+                })?;
+                Module::from_ptx_cstr(text, &[])
+            }
+        }
+        .map_err(|e| from_cust(e, device, "loading a compiled kernel"))?;
+        let function = module
+            .get_function(&kernel.entry)
+            .map_err(|e| from_cust(e, device, "finding a kernel's entry point"))?
+            .to_raw();
+        let loaded = Arc::new(Loaded { _module: module, function: function.cast() });
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).insert(kernel.source.clone(), loaded.clone());
+        Ok(loaded)
+    }
+}

@@ -1,0 +1,64 @@
+//! Without a real NVIDIA driver (this repository's link stub, or nothing), the CUDA backend
+//! must say why it is unavailable instead of crashing. With a driver and a GPU, it must list
+//! the devices.
+
+use polycompute_core::registry;
+use polycompute_core::{BackendKind, Error};
+
+/// Whether the loader finds a real driver: a stub answers cuInit with 34.
+fn real_driver_expected() -> bool {
+    std::env::var("POLYCOMPUTE_REQUIRE").is_ok_and(|v| v.split(',').any(|k| k.trim() == "cuda"))
+}
+
+#[test]
+fn backend_is_registered_and_reports_a_reason_or_devices() {
+    // Linking the crate registers the backend.
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Auto);
+    let backend = registry::backend(BackendKind::Cuda).expect("the cuda backend is linked in");
+    match backend.devices() {
+        Ok(devices) => {
+            assert!(!devices.is_empty());
+            for d in &devices {
+                assert_eq!(d.kind, BackendKind::Cuda);
+                assert!(d.details.iter().any(|(k, v)| k == "arch" && v.starts_with("sm_")), "{d:?}");
+            }
+        }
+        Err(Error::BackendUnavailable { kind: BackendKind::Cuda, reason }) => {
+            assert!(!real_driver_expected(), "POLYCOMPUTE_REQUIRE=cuda but CUDA is unavailable: {reason}");
+            assert!(
+                reason.contains("stub library")
+                    || reason.contains("not found")
+                    || reason.contains("no CUDA device")
+                    || reason.contains("libnvrtc"),
+                "unclear reason: {reason}"
+            );
+            // Opening fails the same way, and never panics.
+            match backend.open(0) {
+                Err(Error::BackendUnavailable { reason: r, .. }) => assert_eq!(r, reason),
+                Err(e) => panic!("open: unexpected error {e}"),
+                Ok(_) => panic!("open succeeded although devices() failed"),
+            }
+            println!("cuda unavailable: {reason}");
+        }
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}
+
+#[test]
+fn probe_shows_the_cuda_status() {
+    let probe = polycompute_core::probe();
+    let cuda = probe.backends.iter().find(|b| b.kind == BackendKind::Cuda).expect("cuda in the probe");
+    if !cuda.available {
+        assert_ne!(cuda.reason, "not compiled in");
+        assert!(!cuda.reason.is_empty());
+    }
+}
+
+#[test]
+fn the_stub_reason_names_the_stub() {
+    // On this repository's CPU-only setup the stub is what the loader finds.
+    if std::env::var_os("LD_LIBRARY_PATH").is_some_and(|p| p.to_string_lossy().contains("cuda-stub")) {
+        let err = registry::backend(BackendKind::Cuda).unwrap().devices().unwrap_err();
+        assert!(err.to_string().contains("stub library"), "{err}");
+    }
+}
