@@ -273,7 +273,7 @@ pub(crate) mod process {
         let spawner = SPAWNER.get_or_init(|| {
             let (tx, rx) = mpsc::channel::<SpawnRequest>();
             let started = std::thread::Builder::new().name("polycompute-spawner".into()).spawn(move || {
-                let mut jobs = JobObject::default();
+                let mut jobs = JobObject::new();
                 for (mut cmd, reply) in rx {
                     let result = cmd.spawn().and_then(|mut child| match jobs.adopt(&child) {
                         Ok(()) => Ok(child),
@@ -310,10 +310,13 @@ pub(crate) mod process {
             /// The Job Object every worker joins. Its handle is never closed: the system
             /// closes it when this process ends, however it ends, and KILL_ON_JOB_CLOSE then
             /// ends every worker.
-            #[derive(Default)]
             struct JobObject(Option<HANDLE>);
 
             impl JobObject {
+                fn new() -> Self {
+                    JobObject(None)
+                }
+
                 fn handle(&mut self) -> io::Result<HANDLE> {
                     if let Some(h) = self.0 {
                         return Ok(h);
@@ -357,10 +360,13 @@ pub(crate) mod process {
         } else {
             /// Where there are no Job Objects, workers watch their socket (and, on Linux, a
             /// parent-death signal) instead.
-            #[derive(Default)]
             struct JobObject;
 
             impl JobObject {
+                fn new() -> Self {
+                    JobObject
+                }
+
                 fn adopt(&mut self, _child: &Child) -> io::Result<()> {
                     Ok(())
                 }

@@ -29,6 +29,9 @@ pub enum DeviceSelection {
     Cpu,
 }
 
+/// Encodes the shared data for process workers.
+type EncodeShared = Box<dyn Fn() -> std::result::Result<Vec<u8>, String>>;
+
 /// Configures a [`Pool`]; from [`Pool::builder`].
 pub struct PoolBuilder {
     tasks: Tasks,
@@ -37,7 +40,7 @@ pub struct PoolBuilder {
     mode: WorkerMode,
     cfg: Config,
     shared: SharedData,
-    shared_encode: Option<Box<dyn Fn() -> std::result::Result<Vec<u8>, String>>>,
+    shared_encode: Option<EncodeShared>,
 }
 
 impl PoolBuilder {

@@ -20,6 +20,7 @@ use crate::platform::process as os;
 ///     // ... the program proper: build a Pool with the same tasks ...
 /// }
 /// ```
+#[allow(clippy::needless_doctest_main)] // where the call goes in `main` is the point
 pub fn worker_main(tasks: &Tasks) {
     let Some(addr) = std::env::var_os(wire::ENV_ADDR) else { return };
     let addr = addr.to_string_lossy().into_owned();

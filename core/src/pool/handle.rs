@@ -174,9 +174,12 @@ impl Sink for MapSink {
     }
 }
 
+/// A completion callback, typed results erased.
+pub(crate) type Callback = Box<dyn FnOnce(Result<Value, TaskError>) + Send>;
+
 /// A task run for its callback: the callback runs on the pool's callback thread.
 pub(crate) struct CallbackSink {
-    pub(crate) callback: Mutex<Option<Box<dyn FnOnce(Result<Value, TaskError>) + Send>>>,
+    pub(crate) callback: Mutex<Option<Callback>>,
     pub(crate) runner: Sender<Box<dyn FnOnce() + Send>>,
 }
 

@@ -122,6 +122,11 @@ impl JobCtl {
         self.delivered.load(Ordering::Acquire) >= self.len
     }
 
+    /// Whether the submission was cancelled.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Acquire)
+    }
+
     /// Sets the submission's cancel flag.
     pub(crate) fn set_cancelled(&self) {
         self.cancel.store(true, Ordering::Release);

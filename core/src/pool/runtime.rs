@@ -82,6 +82,8 @@ pub(crate) struct Inner {
     stop_tx: Mutex<Option<Sender<()>>>,
     pub(crate) stop_rx: Receiver<()>,
     stopping: AtomicBool,
+    /// Held while shutting down, so a second caller returns only when the first is done.
+    shutdown_lock: Mutex<()>,
     next_index: AtomicU64,
     pub(crate) slots: Vec<Arc<Slot>>,
     broken: Mutex<Option<String>>,
@@ -186,8 +188,10 @@ impl Inner {
 
     /// Stops every worker: queued tasks fail with `ShutDown`, process workers are stopped
     /// (killed if they do not exit at once), thread workers are joined, or left behind if
-    /// a task does not return within the grace period. Returns within about a second.
+    /// a task does not return within the grace period. Returns within about a second, and
+    /// not before a concurrent call has finished.
     pub(crate) fn shutdown(&self) {
+        let _one_at_a_time = self.shutdown_lock.lock().unwrap_or_else(|p| p.into_inner());
         if self.stopping.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -321,6 +325,7 @@ impl Pool {
             stop_tx: Mutex::new(Some(stop_tx)),
             stop_rx,
             stopping: AtomicBool::new(false),
+            shutdown_lock: Mutex::new(()),
             next_index: AtomicU64::new(0),
             live: AtomicUsize::new(slots.len()),
             slots,

@@ -194,6 +194,7 @@ impl Tasks {
 
     /// Adds a task. Two tasks of one name are reported when a pool is built.
     #[must_use]
+    #[allow(clippy::should_implement_trait)] // a builder step, not arithmetic
     pub fn add<T: Task>(mut self, task: T) -> Tasks {
         if self.by_name.insert(T::NAME, Arc::new(Typed(task))).is_some() {
             self.duplicates.push(T::NAME);

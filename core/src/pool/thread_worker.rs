@@ -100,6 +100,10 @@ fn run(inner: Arc<Inner>, slot: Arc<Slot>, gen: u64) {
         };
         let mut retire = false;
         for k in 0..ctl.len {
+            if k > 0 && ctl.is_cancelled() {
+                ctl.fail_rest(Some(who), attempt, TaskErrorKind::Cancelled);
+                break;
+            }
             let t0 = inner.now_ns();
             slot.item_started.store(t0, Ordering::Release);
             ctx.begin(ctl.first_index + k as u64, attempt);

@@ -1,0 +1,4 @@
+//! Pool overheads (written below).
+fn main() {
+    polycompute::worker_main(&polycompute::Tasks::new());
+}

@@ -1,0 +1,93 @@
+//! The worker pool's behaviour, failure modes included, in thread and process mode.
+//!
+//! A `harness = false` test: process workers re-execute this binary, so its `main` must
+//! call `worker_main` before anything else, which libtest's generated `main` cannot;
+//! libtest-mimic runs the cases instead (same filters and output). With `POOL_SCENARIO`
+//! set, the binary plays a parent program that the tests kill or interrupt from outside.
+
+mod cases;
+mod scenario;
+mod support;
+mod tasks;
+
+use libtest_mimic::{Arguments, Trial};
+use polycompute::WorkerMode::{Process, Thread};
+
+fn main() -> std::process::ExitCode {
+    // The cases panic on purpose by the hundred: keep those out of the output.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str);
+        let msg = msg.or_else(|| info.payload().downcast_ref::<&str>().copied()).unwrap_or("");
+        if !msg.starts_with(tasks::DELIBERATE) {
+            default_hook(info);
+        }
+    }));
+    polycompute::worker_main(&tasks::worker_tasks());
+    if let Ok(which) = std::env::var(scenario::ENV) {
+        return scenario::run(&which);
+    }
+    let mut args = Arguments::from_args();
+    // One case at a time: several cases measure how fast something happens (a timeout,
+    // a shutdown within a second), which other cases' processes would skew on 2 cores.
+    args.test_threads.get_or_insert(1);
+    let trials = cases_list()
+        .into_iter()
+        .map(|(name, case)| {
+            Trial::test(name, move || {
+                std::panic::catch_unwind(case).map_err(|p| {
+                    p.downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default()
+                        .into()
+                })
+            })
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+type Case = (&'static str, fn());
+/// Every case; `both` ones run in thread and in process mode.
+fn cases_list() -> Vec<Case> {
+    macro_rules! both {
+        ($f:ident) => {
+            [
+                (concat!("thread::", stringify!($f)), (|| cases::$f(Thread)) as fn()),
+                (concat!("process::", stringify!($f)), (|| cases::$f(Process)) as fn()),
+            ]
+        };
+    }
+    macro_rules! one {
+        ($mode:literal, $f:ident) => {
+            [(concat!($mode, "::", stringify!($f)), cases::$f as fn())]
+        };
+    }
+    [
+        both!(results_in_order).as_slice(),
+        &both!(task_error),
+        &both!(panic_is_reported),
+        &one!("process", abort_and_exit),
+        &one!("process", worker_killed_from_outside),
+        &both!(timeout),
+        &both!(cancellation),
+        &both!(ten_thousand_with_one_percent_crashes),
+        &one!("process", crashed_tasks_are_retried),
+        &both!(unknown_task),
+        &one!("both", same_seed_same_results),
+        &both!(serialization),
+        &one!("process", task_printing_does_not_corrupt_the_channel),
+        &both!(sticky_device_fault_replaces_the_worker),
+        &both!(shared_data_and_init),
+        &both!(drop_shuts_down_within_a_second),
+        &both!(callback_runs_off_the_caller_thread),
+        &both!(max_tasks_per_worker),
+        &one!("process", worker_that_cannot_start),
+        &one!("process", parent_sigkill_leaves_no_worker),
+        &both!(ctrl_c_exits_cleanly),
+        &one!("pool", bad_configuration),
+        &both!(wait_timeout_and_is_finished),
+    ]
+    .concat()
+}

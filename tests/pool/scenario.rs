@@ -1,0 +1,78 @@
+//! Parent programs the tests kill or interrupt from outside: this binary, run again with
+//! `POOL_SCENARIO` set, builds a pool, prints its worker pids and keeps it busy.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::Arc;
+
+use polycompute::pool::TaskErrorKind;
+use polycompute::WorkerMode;
+
+use crate::support::{builder, worker_pids};
+use crate::tasks::Sleep;
+
+/// Names the scenario to play.
+pub const ENV: &str = "POOL_SCENARIO";
+const MODE_ENV: &str = "POOL_SCENARIO_MODE";
+
+/// Starts scenario `which` with a pool in `mode`.
+pub fn start(which: &str, mode: WorkerMode) -> Child {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    Command::new(exe)
+        .env(ENV, which)
+        .env(MODE_ENV, if mode == WorkerMode::Process { "process" } else { "thread" })
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the scenario")
+}
+
+/// Reads the scenario's `PIDS ...` line: its pool is up and busy.
+pub fn read_pids(child: &mut Child) -> Vec<u32> {
+    let out = child.stdout.take().expect("piped stdout");
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line).expect("read the scenario's output");
+    let pids = line.strip_prefix("PIDS").unwrap_or_else(|| panic!("unexpected scenario output {line:?}"));
+    pids.split_whitespace().map(|p| p.parse().expect("a pid")).collect()
+}
+
+/// Plays scenario `which`.
+pub fn run(which: &str) -> ExitCode {
+    let mode = match std::env::var(MODE_ENV).as_deref() {
+        Ok("process") => WorkerMode::Process,
+        _ => WorkerMode::Thread,
+    };
+    let pool = Arc::new(builder(mode).workers_per_device(2).build().expect("build the pool"));
+    let pids = if mode == WorkerMode::Process { worker_pids(&pool) } else { Vec::new() };
+    match which {
+        // Busy workers, then wait to be SIGKILLed.
+        "orphan" => {
+            let _busy: Vec<_> = (0..4).map(|_| pool.submit::<Sleep>(60_000)).collect();
+            announce(&pids);
+            std::thread::sleep(std::time::Duration::from_secs(60));
+            ExitCode::FAILURE
+        }
+        // What a program does with Ctrl-C: shut the pool down, and exit 130 as a shell
+        // expects of a program ended by SIGINT.
+        "sigint" => {
+            let for_handler = pool.clone();
+            ctrlc::set_handler(move || for_handler.shutdown()).expect("install the Ctrl-C handler");
+            announce(&pids);
+            loop {
+                let results = pool.map::<Sleep>(vec![50; 8]);
+                if results.iter().any(|r| matches!(r, Err(e) if e.kind == TaskErrorKind::ShutDown)) {
+                    pool.shutdown(); // returns when the handler's shutdown has finished
+                    return ExitCode::from(130);
+                }
+            }
+        }
+        other => {
+            eprintln!("unknown scenario {other}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn announce(pids: &[u32]) {
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    println!("PIDS {}", list.join(" "));
+}

@@ -1,0 +1,280 @@
+//! The tasks the pool tests run: plain Rust (no device ops), each provoking one behaviour.
+
+use std::time::Duration;
+
+use polycompute::pool::BoxError;
+use polycompute::{Task, Tasks, WorkerContext};
+use serde::{Deserialize, Serialize};
+
+/// How the panics the cases provoke begin (the test's panic hook keeps them quiet).
+pub const DELIBERATE: &str = "deliberate";
+
+/// Returns its input.
+pub struct Echo;
+impl Task for Echo {
+    const NAME: &'static str = "echo";
+    type Input = u64;
+    type Output = u64;
+    fn run(&self, _: &mut WorkerContext, x: u64) -> Result<u64, BoxError> {
+        Ok(x)
+    }
+}
+
+/// x².
+pub struct Square;
+impl Task for Square {
+    const NAME: &'static str = "square";
+    type Input = f64;
+    type Output = f64;
+    fn run(&self, _: &mut WorkerContext, x: f64) -> Result<f64, BoxError> {
+        Ok(x * x)
+    }
+}
+
+/// Fails with a message naming its input.
+pub struct Fail;
+impl Task for Fail {
+    const NAME: &'static str = "fail";
+    type Input = u32;
+    type Output = u32;
+    fn run(&self, _: &mut WorkerContext, x: u32) -> Result<u32, BoxError> {
+        Err(format!("deliberate failure {x}").into())
+    }
+}
+
+/// Panics with a message naming its input.
+pub struct Panic;
+impl Task for Panic {
+    const NAME: &'static str = "panic";
+    type Input = u32;
+    type Output = u32;
+    fn run(&self, _: &mut WorkerContext, x: u32) -> Result<u32, BoxError> {
+        panic!("deliberate panic {x}")
+    }
+}
+
+/// How a [`Die`] task ends its process.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub enum Death {
+    /// `std::process::abort()`.
+    Abort,
+    /// `std::process::exit(code)`.
+    Exit(i32),
+}
+
+/// Ends the worker process (only ever run in process workers).
+pub struct Die;
+impl Task for Die {
+    const NAME: &'static str = "die";
+    type Input = Death;
+    type Output = ();
+    fn run(&self, _: &mut WorkerContext, how: Death) -> Result<(), BoxError> {
+        match how {
+            Death::Abort => std::process::abort(),
+            Death::Exit(code) => std::process::exit(code),
+        }
+    }
+}
+
+/// Sleeps the given milliseconds, then returns the worker's pid.
+pub struct Sleep;
+impl Task for Sleep {
+    const NAME: &'static str = "sleep";
+    type Input = u64;
+    type Output = u32;
+    fn run(&self, _: &mut WorkerContext, ms: u64) -> Result<u32, BoxError> {
+        std::thread::sleep(Duration::from_millis(ms));
+        Ok(std::process::id())
+    }
+}
+
+/// What ran a task: process id, worker id, device id, task index, attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Where {
+    pub pid: u32,
+    pub worker: usize,
+    pub device: String,
+    pub index: u64,
+    pub attempt: u32,
+    pub in_process: bool,
+}
+
+/// Reports where it ran.
+pub struct WhereAmI;
+impl Task for WhereAmI {
+    const NAME: &'static str = "where";
+    type Input = ();
+    type Output = Where;
+    fn run(&self, ctx: &mut WorkerContext, _: ()) -> Result<Where, BoxError> {
+        Ok(Where {
+            pid: std::process::id(),
+            worker: ctx.worker_id(),
+            device: ctx.device().id(),
+            index: ctx.task_index(),
+            attempt: ctx.attempt(),
+            in_process: ctx.in_process_worker(),
+        })
+    }
+}
+
+/// Draws from the task's generator: the same seed must give the same draws anywhere.
+pub struct Draw;
+impl Task for Draw {
+    const NAME: &'static str = "draw";
+    type Input = u32;
+    type Output = (u64, Vec<u64>, f64);
+    fn run(&self, ctx: &mut WorkerContext, n: u32) -> Result<(u64, Vec<u64>, f64), BoxError> {
+        let draws = (0..n).map(|_| ctx.rng().next_u64()).collect();
+        Ok((ctx.task_index(), draws, ctx.rng().next_f64()))
+    }
+}
+
+/// The crash probability of [`Chaos`].
+pub const CHAOS_RATE: f64 = 0.01;
+
+/// Crashes its process (or, in a thread worker, panics) with probability [`CHAOS_RATE`],
+/// decided by the task's own generator so the test can predict which tasks do; otherwise
+/// returns its input doubled. With `only_first_attempt`, a retry succeeds.
+pub struct Chaos;
+impl Task for Chaos {
+    const NAME: &'static str = "chaos";
+    type Input = (u64, bool);
+    type Output = u64;
+    fn run(&self, ctx: &mut WorkerContext, (x, only_first_attempt): (u64, bool)) -> Result<u64, BoxError> {
+        if ctx.rng().next_f64() < CHAOS_RATE && (!only_first_attempt || ctx.attempt() == 1) {
+            if ctx.in_process_worker() {
+                std::process::abort();
+            }
+            panic!("deliberate chaos in a thread worker");
+        }
+        Ok(2 * x)
+    }
+}
+
+/// An input whose serialization always fails.
+#[derive(Debug, Deserialize)]
+pub struct Unserializable;
+impl Serialize for Unserializable {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("Unserializable refuses to be serialized"))
+    }
+}
+
+/// Takes an [`Unserializable`].
+pub struct TakesUnserializable;
+impl Task for TakesUnserializable {
+    const NAME: &'static str = "takes_unserializable";
+    type Input = Unserializable;
+    type Output = u8;
+    fn run(&self, _: &mut WorkerContext, _: Unserializable) -> Result<u8, BoxError> {
+        Ok(1)
+    }
+}
+
+/// Prints to stdout and stderr, unflushed and flushed, then returns its input: a worker's
+/// own printing must not reach the parent's channel.
+pub struct Noisy;
+impl Task for Noisy {
+    const NAME: &'static str = "noisy";
+    type Input = u64;
+    type Output = u64;
+    fn run(&self, _: &mut WorkerContext, x: u64) -> Result<u64, BoxError> {
+        use std::io::Write;
+        print!("noisy task {x} {} ", "#".repeat(100));
+        println!("(length-prefixed frames look like this: 12 0 0 0)");
+        eprintln!("noisy task {x} on stderr");
+        let _ = std::io::stdout().flush();
+        Ok(x)
+    }
+}
+
+/// Returns a sticky device fault, as a poisoned GPU context would.
+pub struct Poisoned;
+impl Task for Poisoned {
+    const NAME: &'static str = "poisoned";
+    type Input = ();
+    type Output = ();
+    fn run(&self, ctx: &mut WorkerContext, _: ()) -> Result<(), BoxError> {
+        Err(Box::new(polycompute::Error::DeviceFault {
+            device: ctx.device().id(),
+            code: 700,
+            message: "an illegal address was encountered".into(),
+            sticky: true,
+        }))
+    }
+}
+
+/// Sums the pool's shared data (a `Vec<f64>`) and adds its input.
+pub struct SharedSum;
+impl Task for SharedSum {
+    const NAME: &'static str = "shared_sum";
+    type Input = f64;
+    type Output = f64;
+    fn run(&self, ctx: &mut WorkerContext, x: f64) -> Result<f64, BoxError> {
+        let data = ctx.shared::<Vec<f64>>()?;
+        Ok(data.iter().sum::<f64>() + x)
+    }
+}
+
+/// Counts, per worker, how often `init` ran (kept in the worker's local state).
+pub struct Inits;
+impl Task for Inits {
+    const NAME: &'static str = "inits";
+    type Input = ();
+    type Output = (usize, u32);
+    fn init(&self, ctx: &mut WorkerContext) -> Result<(), BoxError> {
+        let n = ctx.local::<u32>().map_or(0, |n| *n);
+        ctx.set_local(n + 1);
+        Ok(())
+    }
+    fn run(&self, ctx: &mut WorkerContext, _: ()) -> Result<(usize, u32), BoxError> {
+        let id = ctx.worker_id();
+        Ok((id, ctx.local::<u32>().map_or(0, |n| *n)))
+    }
+}
+
+/// Registered with the pool but not with `worker_main`: process workers do not know it.
+pub struct OnlyInParent;
+impl Task for OnlyInParent {
+    const NAME: &'static str = "only_in_parent";
+    type Input = ();
+    type Output = ();
+    fn run(&self, _: &mut WorkerContext, _: ()) -> Result<(), BoxError> {
+        Ok(())
+    }
+}
+
+/// Registered nowhere.
+pub struct Unregistered;
+impl Task for Unregistered {
+    const NAME: &'static str = "unregistered";
+    type Input = ();
+    type Output = ();
+    fn run(&self, _: &mut WorkerContext, _: ()) -> Result<(), BoxError> {
+        Ok(())
+    }
+}
+
+/// What `main` gives `worker_main`.
+pub fn worker_tasks() -> Tasks {
+    Tasks::new()
+        .add(Echo)
+        .add(Square)
+        .add(Fail)
+        .add(Panic)
+        .add(Die)
+        .add(Sleep)
+        .add(WhereAmI)
+        .add(Draw)
+        .add(Chaos)
+        .add(TakesUnserializable)
+        .add(Noisy)
+        .add(Poisoned)
+        .add(SharedSum)
+        .add(Inits)
+}
+
+/// What the pools are built with: one task more than the workers know.
+pub fn pool_tasks() -> Tasks {
+    worker_tasks().add(OnlyInParent)
+}
