@@ -82,6 +82,11 @@ impl Builder {
         self
     }
 
+    /// The source so far, to append to.
+    pub(crate) fn source_mut(&mut self) -> &mut String {
+        &mut self.src
+    }
+
     /// Appends code.
     pub(crate) fn code(&mut self, code: &str) -> &mut Self {
         self.src.push_str(code);

@@ -1,9 +1,10 @@
-//! Reductions.
+//! Reductions: view the input as `[outer, r, inner]` and run tree passes until `r` is 1.
 
-use polycompute_core::{DeviceBuffer, Error, ReduceKind, Result, Shape};
+use polycompute_core::{DType, DeviceBuffer, Error, Fill, ReduceKind, Result, Scalar, Shape};
 
 use crate::buffer_pool::WgpuBuffer;
-use crate::device::WgpuDevice;
+use crate::codegen::reduce::{kernel, Pass, THREADS};
+use crate::device::{Launch, WgpuDevice};
 
 /// Reduces `input` (of `shape`) over all elements or one axis.
 pub(crate) fn run(
@@ -13,6 +14,93 @@ pub(crate) fn run(
     shape: &Shape,
     input: &WgpuBuffer,
 ) -> Result<WgpuBuffer> {
-    let _ = (axis, shape);
-    Err(Error::Unsupported { op: kind.name().into(), dtype: input.dtype(), device: dev.id.clone() })
+    let dtype = input.dtype();
+    let out_dtype = kind.output_dtype(dtype);
+    // Integers are averaged in f64 (summed exactly, as the CPU does).
+    let acc = if kind == ReduceKind::Mean { out_dtype } else { dtype };
+    dev.require(dtype, kind.name())?;
+    dev.require(acc, kind.name())?;
+    let dims = shape.dims();
+    let (outer, r, inner) = match axis {
+        None => (1, shape.numel(), 1),
+        Some(a) => (dims[..a].iter().product::<usize>(), dims[a], dims[a + 1..].iter().product::<usize>()),
+    };
+    let out_len = outer * inner;
+    if out_len == 0 {
+        return dev.alloc(out_dtype, 0);
+    }
+    if r == 0 {
+        // Validation let only sum, prod and mean through: 0, 1 and NaN, as numpy.
+        let value = match (kind, out_dtype) {
+            (ReduceKind::Prod, d) => one(d),
+            (ReduceKind::Mean, DType::F32) => Scalar::F32(f32::NAN),
+            (ReduceKind::Mean, _) => Scalar::F64(f64::NAN),
+            (_, d) => Scalar::zero(d),
+        };
+        return super::fill::run(dev, Fill::Constant(value), out_dtype, out_len);
+    }
+    let is_arg = matches!(kind, ReduceKind::ArgMin | ReduceKind::ArgMax);
+    let tj = if inner == 1 { 1 } else { inner.next_power_of_two().min(16) as u32 };
+    let per_block = 2 * (THREADS / tj) as usize;
+    let njb = inner.div_ceil(tj as usize);
+
+    let mut launches = Vec::new();
+    // Partial buffers live until the submission is encoded; the queue orders their reuse.
+    let mut temps: Vec<WgpuBuffer> = Vec::new();
+    let mut cur_r = r;
+    let mut first = true;
+    let final_out = dev.alloc(out_dtype, out_len)?;
+    loop {
+        let nkb = cur_r.div_ceil(per_block);
+        let last = nkb == 1;
+        let pass = Pass { kind, input: dtype, acc, first, last, tj };
+        let mut buffers = Vec::new();
+        if first {
+            buffers.push(input.raw().clone());
+        } else {
+            let n = temps.len();
+            if is_arg {
+                buffers.push(temps[n - 2].raw().clone());
+                buffers.push(temps[n - 1].raw().clone());
+            } else {
+                buffers.push(temps[n - 1].raw().clone());
+            }
+        }
+        if last {
+            buffers.push(final_out.raw().clone());
+        } else {
+            let len = outer * nkb * inner;
+            let v = dev.alloc(acc, len)?;
+            buffers.push(v.raw().clone());
+            temps.push(v);
+            if is_arg {
+                let i = dev.alloc(DType::U32, len)?;
+                buffers.push(i.raw().clone());
+                temps.push(i);
+            }
+        }
+        let total = (outer as u64) * (nkb as u64) * (njb as u64);
+        let total32 = u32::try_from(total).map_err(|_| {
+            Error::TooLarge(format!("{} over {shape} needs {total} workgroups, more than u32 counts", kind.name()))
+        })?;
+        let params = vec![outer as u32, cur_r as u32, inner as u32, nkb as u32, njb as u32, total32, r as u32];
+        launches.push(Launch { src: kernel(&pass), buffers, params, groups: total });
+        if last {
+            break;
+        }
+        cur_r = nkb;
+        first = false;
+    }
+    dev.launch(launches)?;
+    drop(temps);
+    Ok(final_out)
+}
+
+fn one(d: DType) -> Scalar {
+    match d {
+        DType::F32 => Scalar::F32(1.0),
+        DType::F64 => Scalar::F64(1.0),
+        DType::I32 => Scalar::I32(1),
+        DType::U32 => Scalar::U32(1),
+    }
 }
