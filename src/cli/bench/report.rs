@@ -70,7 +70,7 @@ impl Measurement {
             (Some(e), _) => format!("failed: {e}"),
             (None, Some(v)) => {
                 let base = match (self.baseline, self.ratio) {
-                    (Some(b), Some(r)) => format!(" (baseline {} {}, ratio {r:.2})", number(b), self.unit),
+                    (Some(b), Some(r)) => format!(" (baseline {} {}, ratio {})", number(b), self.unit, number(r)),
                     _ => String::new(),
                 };
                 format!("{} {}{base}", number(v), self.unit)
@@ -80,14 +80,21 @@ impl Measurement {
     }
 }
 
-/// Three significant digits or more, so GB/s and µs read alike.
+/// Three significant digits or more, so GB/s, µs and ratios read alike at any scale.
 fn number(v: f64) -> String {
-    if v >= 100.0 {
+    let a = v.abs();
+    if a >= 100.0 {
         format!("{v:.0}")
-    } else if v >= 10.0 {
+    } else if a >= 10.0 {
         format!("{v:.1}")
-    } else {
+    } else if a >= 1.0 {
         format!("{v:.2}")
+    } else if a >= 0.001 {
+        format!("{v:.3}")
+    } else if a == 0.0 {
+        "0".into()
+    } else {
+        format!("{v:.2e}")
     }
 }
 
@@ -106,7 +113,7 @@ pub fn table(rows: &[Measurement]) -> String {
             m.name.clone(),
             with_unit(m.value),
             with_unit(m.baseline),
-            m.ratio.map_or_else(|| "-".to_string(), |r| format!("{r:.2}")),
+            m.ratio.map_or_else(|| "-".to_string(), number),
             last,
         ]);
     }
@@ -161,6 +168,16 @@ mod tests {
         let f = serde_json::to_value(Measurement::failed("sum_f32", "cpu:0", "boom".into())).unwrap();
         assert_eq!(f["error"], "boom");
         assert!(f["value"].is_null());
+    }
+
+    #[test]
+    fn small_numbers_keep_their_digits() {
+        assert_eq!(number(123.4), "123");
+        assert_eq!(number(12.34), "12.3");
+        assert_eq!(number(1.234), "1.23");
+        assert_eq!(number(0.0456), "0.046");
+        assert_eq!(number(0.0), "0");
+        assert_eq!(number(0.000_012), "1.20e-5");
     }
 
     #[test]
