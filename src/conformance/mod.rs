@@ -8,6 +8,7 @@ pub mod corpus;
 pub mod golden;
 pub mod inputs;
 pub mod reference;
+pub mod report;
 pub mod runner;
 pub mod scalar;
 pub mod tolerance;

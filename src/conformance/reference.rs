@@ -6,7 +6,7 @@ use polycompute_core::{DType, Fill, HostVec, Program, ReduceKind, Scalar};
 
 use super::corpus::CaseOp;
 use super::scalar::{self, get, Builder};
-use super::tolerance;
+use super::tolerance::{self, ErrorBound};
 
 /// The reference output of one case.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,7 +17,7 @@ pub struct Reference {
     pub dims: Vec<usize>,
     /// Per-element absolute error bound, for ops whose tolerance scales with their terms
     /// (float sum, prod, mean, matmul).
-    pub bound: Option<Vec<f64>>,
+    pub bound: Option<Vec<ErrorBound>>,
 }
 
 /// One input: its dimensions and elements.
@@ -190,40 +190,42 @@ fn reduce(kind: ReduceKind, axis: Option<usize>, dims: &[usize], v: &HostVec) ->
 }
 
 /// One reduced value and its error bound (0 for exact reductions).
-fn reduce_lane(kind: ReduceKind, dtype: DType, lane: &[Scalar]) -> (Scalar, f64) {
+fn reduce_lane(kind: ReduceKind, dtype: DType, lane: &[Scalar]) -> (Scalar, ErrorBound) {
+    let exact = |s: Scalar| (s, ErrorBound { limit: 0.0, magnitude: 0.0 });
     let n = lane.len();
     let floats = || lane.iter().map(|s| s.to_f64());
     match kind {
         ReduceKind::Sum | ReduceKind::Mean if dtype.is_float() => {
             let (sum, abs) = accurate_sum(floats());
-            let bound = tolerance::sum_bound(n, abs, dtype);
+            let limit = tolerance::sum_bound(n, abs, dtype);
             if kind == ReduceKind::Mean {
-                (scalar::float(dtype, sum / n as f64), bound / n as f64)
+                let nf = n as f64;
+                (scalar::float(dtype, sum / nf), ErrorBound { limit: limit / nf, magnitude: abs / nf })
             } else {
-                (scalar::float(dtype, sum), bound)
+                (scalar::float(dtype, sum), ErrorBound { limit, magnitude: abs })
             }
         }
         ReduceKind::Prod if dtype.is_float() => {
             let p = floats().product::<f64>();
-            (scalar::float(dtype, p), tolerance::prod_bound(n, p, dtype))
+            (scalar::float(dtype, p), ErrorBound { limit: tolerance::prod_bound(n, p, dtype), magnitude: p.abs() })
         }
         ReduceKind::Mean => {
             // Integers: the exact sum (at most 2^32 terms of 2^32 fits in i128), divided once.
             let sum: i128 = lane.iter().map(|s| s.to_f64() as i128).sum();
-            (Scalar::F64(sum as f64 / n as f64), 0.0)
+            exact(Scalar::F64(sum as f64 / n as f64))
         }
         ReduceKind::Sum | ReduceKind::Prod => {
             let op =
                 if kind == ReduceKind::Sum { polycompute_core::BinaryOp::Add } else { polycompute_core::BinaryOp::Mul };
             let init = scalar::cast(Scalar::U32((kind == ReduceKind::Prod) as u32), dtype);
-            (lane.iter().fold(init, |acc, &x| scalar::binary(op, acc, x)), 0.0)
+            exact(lane.iter().fold(init, |acc, &x| scalar::binary(op, acc, x)))
         }
         ReduceKind::Min | ReduceKind::Max => {
             let op =
                 if kind == ReduceKind::Min { polycompute_core::BinaryOp::Min } else { polycompute_core::BinaryOp::Max };
-            (lane[1..].iter().fold(lane[0], |acc, &x| scalar::binary(op, acc, x)), 0.0)
+            exact(lane[1..].iter().fold(lane[0], |acc, &x| scalar::binary(op, acc, x)))
         }
-        ReduceKind::ArgMin | ReduceKind::ArgMax => (Scalar::U32(arg_extreme(kind, lane) as u32), 0.0),
+        ReduceKind::ArgMin | ReduceKind::ArgMax => exact(Scalar::U32(arg_extreme(kind, lane) as u32)),
     }
 }
 
@@ -257,7 +259,7 @@ fn matmul(ld: &[usize], l: &HostVec, rd: &[usize], r: &HostVec) -> Result<Refere
                 let terms = (0..k).map(|p| get(l, (b * m + i) * k + p).to_f64() * get(r, (b * k + p) * n + j).to_f64());
                 let (sum, abs) = accurate_sum(terms);
                 out.push(scalar::float(dtype, sum));
-                bounds.push(tolerance::matmul_bound(k, abs, dtype));
+                bounds.push(ErrorBound { limit: tolerance::matmul_bound(k, abs, dtype), magnitude: abs });
             }
         }
     }
@@ -432,7 +434,8 @@ mod tests {
             vec![(vec![3], HostVec::F32(vec![0.5, 0.25, -4.0]))],
         );
         assert_eq!(sum.values, HostVec::F32(vec![-3.25]));
-        assert_eq!(sum.bound, Some(vec![tolerance::sum_bound(3, 4.75, DType::F32)]));
+        let limit = tolerance::sum_bound(3, 4.75, DType::F32);
+        assert_eq!(sum.bound, Some(vec![ErrorBound { limit, magnitude: 4.75 }]));
     }
 
     #[test]

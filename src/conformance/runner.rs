@@ -6,7 +6,7 @@ use polycompute_core::{BufferRef, DType, Device, Error, HostVec};
 use super::corpus::Case;
 use super::reference::{Input, Reference};
 use super::scalar::get;
-use super::tolerance::{self, Tolerance};
+use super::tolerance::{self, ErrorBound, Tolerance};
 
 /// How a case went on one device.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -28,7 +28,8 @@ pub struct Outcome {
     /// True when every element matched the reference bit for bit (any NaN matching any NaN).
     pub exact: bool,
     /// The largest distance in ULPs (integers: in units) between an element and the
-    /// reference; `u64::MAX` for a NaN where a number was due or the reverse.
+    /// reference; for bound-checked ops (sum, mean, prod, matmul) in ULPs of the magnitude of
+    /// the terms; `u64::MAX` for a NaN where a number was due or the reverse.
     pub max_ulp: u64,
     /// What went wrong, for failures and unsupported cases.
     pub message: String,
@@ -54,17 +55,17 @@ pub fn compare(got: &HostVec, reference: &Reference, tol: Tolerance) -> Outcome 
     }
     let (mut exact, mut max_ulp, mut bad, mut shown) = (true, 0u64, 0usize, Vec::new());
     for i in 0..want.len() {
-        let check = element(got, want, i, tol, reference.bound.as_ref().map_or(0.0, |b| b[i]));
+        let check = element(got, want, i, tol, reference.bound.as_ref().map(|b| b[i]));
         exact &= check.identical;
         max_ulp = max_ulp.max(check.ulp);
         if !check.ok {
             bad += 1;
             if shown.len() < SHOWN {
                 shown.push(format!(
-                    "[{i}] got {} want {} ({} ulp)",
+                    "[{i}] got {} want {} ({})",
                     super::golden::format_value(got, i),
                     super::golden::format_value(want, i),
-                    if check.ulp == u64::MAX { "NaN mismatch".to_string() } else { check.ulp.to_string() }
+                    if check.ulp == u64::MAX { "NaN mismatch".to_string() } else { format!("{} ulp", check.ulp) }
                 ));
             }
         }
@@ -84,7 +85,7 @@ struct ElementCheck {
     ulp: u64,
 }
 
-fn element(got: &HostVec, want: &HostVec, i: usize, tol: Tolerance, bound: f64) -> ElementCheck {
+fn element(got: &HostVec, want: &HostVec, i: usize, tol: Tolerance, bound: Option<ErrorBound>) -> ElementCheck {
     let (g, w) = (get(got, i), get(want, i));
     if want.dtype().is_int() {
         let ulp = (g.to_f64() - w.to_f64()).abs() as u64;
@@ -96,15 +97,25 @@ fn element(got: &HostVec, want: &HostVec, i: usize, tol: Tolerance, bound: f64) 
         return ElementCheck { ok: both, identical: both, ulp: if both { 0 } else { u64::MAX } };
     }
     let identical = g.to_bits() == w.to_bits();
-    let ulp = match want.dtype() {
+    let dtype = want.dtype();
+    let mut ulp = match dtype {
         DType::F32 => tolerance::ulp_f32(gf as f32, wf as f32),
         _ => tolerance::ulp_f64(gf, wf),
     };
-    let ok = match tol {
-        Tolerance::Exact => identical,
+    let ok = match (tol, bound) {
+        (Tolerance::Exact, _) => identical,
         _ if gf.is_infinite() || wf.is_infinite() => gf == wf,
-        Tolerance::Ulp { ulp: max, abs } => ulp <= max || (gf - wf).abs() <= abs,
-        Tolerance::Bound => (gf - wf).abs() <= bound + tolerance::ulp_size(wf, want.dtype()),
+        (Tolerance::Ulp { ulp: max, abs }, _) => ulp <= max || (gf - wf).abs() <= abs,
+        (Tolerance::Bound, Some(b)) => {
+            // Reported in ULPs of the terms' magnitude: a result that cancelled to near zero
+            // has tiny ULPs of its own that say nothing about the accuracy.
+            let unit = tolerance::ulp_size(b.magnitude.max(wf.abs()), dtype);
+            if unit > 0.0 {
+                ulp = ulp.min(((gf - wf).abs() / unit).ceil() as u64);
+            }
+            (gf - wf).abs() <= b.limit + tolerance::ulp_size(wf, dtype)
+        }
+        (Tolerance::Bound, None) => identical,
     };
     ElementCheck { ok, identical, ulp }
 }
@@ -171,8 +182,10 @@ mod tests {
     #[test]
     fn bound_tolerance_uses_the_reference_bound() {
         let mut want = reference(HostVec::F32(vec![100.0]));
-        want.bound = Some(vec![0.01]);
-        assert_eq!(compare(&HostVec::F32(vec![100.009]), &want, Tolerance::Bound).status, Status::Pass);
+        want.bound = Some(vec![ErrorBound { limit: 0.01, magnitude: 100.0 }]);
+        let near = compare(&HostVec::F32(vec![100.009]), &want, Tolerance::Bound);
+        // 0.009 is 1180 ULPs of 100 (2^-13 each, rounded up).
+        assert_eq!((near.status, near.max_ulp), (Status::Pass, 1180));
         assert_eq!(compare(&HostVec::F32(vec![100.02]), &want, Tolerance::Bound).status, Status::Fail);
     }
 

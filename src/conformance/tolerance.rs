@@ -118,6 +118,17 @@ pub fn normal_fill(dtype: DType) -> Tolerance {
     }
 }
 
+/// The allowed error of one element under [`Tolerance::Bound`], and the magnitude of its
+/// terms (`sum(abs(x))`, `abs(prod)`, `sum(abs(a * b))`), in whose ULPs the error is reported:
+/// ULPs of a result that cancelled to near zero would say little.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct ErrorBound {
+    /// Largest allowed absolute error (before the extra ULP for the final rounding).
+    pub limit: f64,
+    /// Magnitude of the terms.
+    pub magnitude: f64,
+}
+
 /// Machine epsilon (distance from 1 to the next float) of a float dtype; 0 for integers.
 pub fn eps(dtype: DType) -> f64 {
     match dtype {
