@@ -1,1 +1,102 @@
-//! Matmul kernels.
+//! The tiled matmul: each workgroup of 16x16 threads computes a `BM x BN` block of C,
+//! staging `BK`-deep slices of A and B in workgroup memory (loads coalesced along the
+//! contiguous axis of each), and each thread accumulates a `TM x TN` register tile whose
+//! rows and columns are 16 apart, so C is written coalesced too.
+
+use std::fmt::Write;
+
+use polycompute_core::DType;
+
+use super::{wgsl_type, Builder};
+use crate::pipeline_cache::KernelSource;
+
+/// Block shape for a dtype: (BM = BN, BK, TM = TN). f64 uses half the block, so workgroup
+/// memory and registers stay within what every f64-capable adapter offers.
+pub(crate) fn blocking(dtype: DType) -> (u32, u32, u32) {
+    if dtype == DType::F64 {
+        (32, 16, 2)
+    } else {
+        (64, 16, 4)
+    }
+}
+
+/// Uniform words: M, N, K, tiles along N, tiles along M, total workgroups.
+pub(crate) const PARAMS: usize = 6;
+
+/// The kernel for `dtype` (f32 or f64).
+pub(crate) fn kernel(dtype: DType) -> KernelSource {
+    let t = wgsl_type(dtype);
+    let (bm, bk, tm) = blocking(dtype);
+    let bn = bm;
+    let tn = tm;
+    let mut b = Builder::new(PARAMS);
+    b.storage("a", t, false);
+    b.storage("b", t, false);
+    b.storage("c", t, true);
+    let _ = writeln!(
+        b.source_mut(),
+        "var<workgroup> sa: array<{t}, {}>;\nvar<workgroup> sb: array<{t}, {}>;",
+        bk * bm,
+        bk * bn
+    );
+    let mut body = format!(
+        "    let m = prm(0u);\n    let n = prm(1u);\n    let k = prm(2u);\n    let tiles_n = prm(3u);\n    \
+         let tiles_m = prm(4u);\n    let total = prm(5u);\n    let live = g < total;\n    \
+         let gg = min(g, total - 1u);\n    let tn = gg % tiles_n;\n    let rest = gg / tiles_n;\n    \
+         let tm = rest % tiles_m;\n    let batch = rest / tiles_m;\n    let row0 = tm * {bm}u;\n    \
+         let col0 = tn * {bn}u;\n    let a_base = batch * m * k;\n    let b_base = batch * k * n;\n    \
+         let c_base = batch * m * n;\n    let zero = {t}(0);\n"
+    );
+    for i in 0..tm {
+        for j in 0..tn {
+            let _ = writeln!(body, "    var acc{i}_{j} = zero;");
+        }
+    }
+    let _ = writeln!(body, "    for (var k0 = 0u; k0 < k; k0 = k0 + {bk}u) {{");
+    for e in 0..(bm * bk / 256) {
+        let _ = writeln!(
+            body,
+            "        {{\n            let idx = lid + {o}u;\n            let kk = idx % {bk}u;\n            \
+             let mm = idx / {bk}u;\n            let gr = row0 + mm;\n            let gk = k0 + kk;\n            \
+             var v = zero;\n            if (live && gr < m && gk < k) {{ v = a[a_base + gr * k + gk]; }}\n            \
+             sa[kk * {bm}u + mm] = v;\n        }}",
+            o = e * 256
+        );
+    }
+    for e in 0..(bn * bk / 256) {
+        let _ = writeln!(
+            body,
+            "        {{\n            let idx = lid + {o}u;\n            let nn = idx % {bn}u;\n            \
+             let kk = idx / {bn}u;\n            let gc = col0 + nn;\n            let gk = k0 + kk;\n            \
+             var v = zero;\n            if (live && gc < n && gk < k) {{ v = b[b_base + gk * n + gc]; }}\n            \
+             sb[kk * {bn}u + nn] = v;\n        }}",
+            o = e * 256
+        );
+    }
+    body.push_str("        workgroupBarrier();\n");
+    let _ = writeln!(body, "        for (var kk = 0u; kk < {bk}u; kk = kk + 1u) {{");
+    for i in 0..tm {
+        let _ = writeln!(body, "            let a{i} = sa[kk * {bm}u + ly + {}u];", i * 16);
+    }
+    for j in 0..tn {
+        let _ = writeln!(body, "            let b{j} = sb[kk * {bn}u + lx + {}u];", j * 16);
+    }
+    for i in 0..tm {
+        for j in 0..tn {
+            let _ = writeln!(body, "            acc{i}_{j} = acc{i}_{j} + a{i} * b{j};");
+        }
+    }
+    body.push_str("        }\n        workgroupBarrier();\n    }\n");
+    for i in 0..tm {
+        for j in 0..tn {
+            let _ = writeln!(
+                body,
+                "    {{\n        let r = row0 + ly + {ri}u;\n        let cc = col0 + lx + {cj}u;\n        \
+                 if (live && r < m && cc < n) {{ c[c_base + r * n + cc] = acc{i}_{j}; }}\n    }}",
+                ri = i * 16,
+                cj = j * 16
+            );
+        }
+    }
+    b.finish((16, 16), &body)
+}

@@ -1,12 +1,33 @@
-//! Matrix products.
+//! Matrix products: `[m, k] @ [k, n]`, or a batch of them, through the tiled kernel.
 
 use polycompute_core::{DeviceBuffer, Error, Result, Shape};
 
 use crate::buffer_pool::WgpuBuffer;
-use crate::device::WgpuDevice;
+use crate::codegen::matmul::{blocking, kernel};
+use crate::device::{Launch, WgpuDevice};
 
-/// `lhs @ rhs`, 2-D or batched 3-D.
+/// `lhs @ rhs`, 2-D or batched 3-D (shapes validated by `Op::output`).
 pub(crate) fn run(dev: &WgpuDevice, lhs: &Shape, rhs: &Shape, a: &WgpuBuffer, b: &WgpuBuffer) -> Result<WgpuBuffer> {
-    let _ = (lhs, rhs, b);
-    Err(Error::Unsupported { op: "matmul".into(), dtype: a.dtype(), device: dev.id.clone() })
+    let dtype = a.dtype();
+    dev.require(dtype, "matmul")?;
+    if !dtype.is_float() {
+        return Err(Error::Unsupported { op: "matmul".into(), dtype, device: dev.id.clone() });
+    }
+    let (l, r) = (lhs.dims(), rhs.dims());
+    let (batch, m, k) = if l.len() == 3 { (l[0], l[1], l[2]) } else { (1, l[0], l[1]) };
+    let n = r[r.len() - 1];
+    let out = dev.alloc(dtype, batch * m * n)?;
+    if batch * m * n == 0 {
+        return Ok(out);
+    }
+    let (bm, _, _) = blocking(dtype);
+    let tiles_n = n.div_ceil(bm as usize);
+    let tiles_m = m.div_ceil(bm as usize);
+    let total = (tiles_n * tiles_m) as u64 * batch as u64;
+    let total32 = u32::try_from(total)
+        .map_err(|_| Error::TooLarge(format!("matmul {lhs} @ {rhs} needs {total} workgroups, more than u32 counts")))?;
+    let params = vec![m as u32, n as u32, k as u32, tiles_n as u32, tiles_m as u32, total32];
+    let buffers = vec![a.raw().clone(), b.raw().clone(), out.raw().clone()];
+    dev.launch(vec![Launch { src: kernel(dtype), buffers, params, groups: total }])?;
+    Ok(out)
 }
