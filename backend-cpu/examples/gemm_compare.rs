@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release -p polycompute-cpu --example gemm_compare`
 
-#[path = "timing.rs"]
+#[path = "support/timing.rs"]
 mod timing;
 
 fn main() {
