@@ -42,7 +42,16 @@ fn main() -> polycompute_core::Result<()> {
         (sum() as f64 - exact).abs() / exact,
         (base_sum() as f64 - exact).abs() / exact
     );
-    report("sum_f32 (GB/s)", 4.0 * n as f64, || black_box(sum()), || black_box(base_sum()));
+    report(
+        "sum_f32 (GB/s)",
+        4.0 * n as f64,
+        || {
+            black_box(sum());
+        },
+        || {
+            black_box(base_sum());
+        },
+    );
 
     let small = d.from_slice(&xs[..1024], &[1024])?;
     let per_call = median_secs(20_000, || drop(small.map(|v| &v * 2.0 + 1.0).unwrap()));
