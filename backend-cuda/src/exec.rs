@@ -29,7 +29,7 @@ pub(crate) fn execute(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> Resu
             }
             let shape = Shape::new(&[src.len])?;
             let program = map::cast_program(src.dtype, *to);
-            run_map(dev, &map::plan(&program, &[shape.clone()], &shape)?, *to, src.len, inputs)
+            run_map(dev, &map::plan(&program, std::slice::from_ref(&shape), &shape)?, *to, src.len, inputs)
         }
         Op::Copy => copy(dev, input(0)?),
         Op::Fill { fill, dtype, len } => run_fill(dev, *fill, *dtype, *len),

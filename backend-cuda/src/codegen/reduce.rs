@@ -224,22 +224,52 @@ fn extreme(dtype: DType, high: bool) -> &'static str {
     }
 }
 
-/// The per-thread accumulation loop over `k` in `[from, to)` with `step`, reading `load`.
+/// The per-thread accumulation over `k` in `[from, to)` with `step`, reading `load` (an
+/// expression in which `@k` stands for the position). Four independent accumulators, so four loads are in flight per thread;
+/// they are combined in a fixed order, so results are deterministic.
 fn accumulate(kind: ReduceKind, dtype: DType, input: Input, from: &str, to: &str, step: &str, load: &str) -> String {
-    let value = match input {
-        Input::Elements => format!("pc_elem({load}, (u32)k)"),
-        Input::Partials => load.to_string(),
+    let value = |k: &str| {
+        let l = load.replace("@k", k);
+        match input {
+            Input::Elements => format!("pc_elem({l}, (u32)({k}))"),
+            Input::Partials => l,
+        }
     };
+    let mut s = format!("    u64 k = {from};\n    const u64 st = {step};\n");
     if compensated(kind, dtype) && input == Input::Elements {
-        format!(
-            "    double s = 0.0, c = 0.0;\n    for (u64 k = {from}; k < {to}; k += {step}) pc_kahan(s, c, {value});\n    \
-             Acc acc = pc_kahan_done(s, c);\n"
-        )
+        s.push_str("    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;\n");
+        let _ = write!(
+            s,
+            "    for (; k + 3 * st < {to}; k += 4 * st) {{\n      \
+             const double x0 = {}, x1 = {}, x2 = {}, x3 = {};\n      \
+             pc_kahan(s0, c0, x0); pc_kahan(s1, c1, x1); pc_kahan(s2, c2, x2); pc_kahan(s3, c3, x3);\n    }}\n    \
+             for (; k < {to}; k += st) pc_kahan(s0, c0, {});\n    \
+             pc_kahan(s0, c0, pc_kahan_done(s1, c1)); pc_kahan(s2, c2, pc_kahan_done(s3, c3));\n    \
+             pc_kahan(s0, c0, pc_kahan_done(s2, c2));\n    \
+             Acc acc = pc_kahan_done(s0, c0);\n",
+            value("k"),
+            value("k + st"),
+            value("k + 2 * st"),
+            value("k + 3 * st"),
+            value("k"),
+        );
     } else {
-        format!(
-            "    Acc acc = pc_identity();\n    for (u64 k = {from}; k < {to}; k += {step}) acc = pc_combine(acc, {value});\n"
-        )
+        let _ = write!(
+            s,
+            "    Acc a0 = pc_identity(), a1 = pc_identity(), a2 = pc_identity(), a3 = pc_identity();\n    \
+             for (; k + 3 * st < {to}; k += 4 * st) {{\n      \
+             const Acc x0 = {}, x1 = {}, x2 = {}, x3 = {};\n      \
+             a0 = pc_combine(a0, x0); a1 = pc_combine(a1, x1); a2 = pc_combine(a2, x2); a3 = pc_combine(a3, x3);\n    }}\n    \
+             for (; k < {to}; k += st) a0 = pc_combine(a0, {});\n    \
+             Acc acc = pc_combine(pc_combine(a0, a1), pc_combine(a2, a3));\n",
+            value("k"),
+            value("k + st"),
+            value("k + 2 * st"),
+            value("k + 3 * st"),
+            value("k"),
+        );
     }
+    s
 }
 
 /// The row kernel: `(out, in, u32 rows, u32 r, u32 segs, u32 seg_len, u32 count)`; one block per
@@ -276,7 +306,7 @@ pub fn rows_kernel(kind: ReduceKind, dtype: DType, input: Input, output: Output)
          const u64 end = start + seg_len < (u64)r ? start + seg_len : (u64)r;\n    \
          const {in_t}* src = in + row * r;\n{}    acc = pc_block_reduce(acc);\n    \
          if (threadIdx.x == 0u) {write}\n  }}\n}}\n",
-        accumulate(kind, dtype, input, "start + threadIdx.x", "end", "blockDim.x", "src[k]")
+        accumulate(kind, dtype, input, "start + threadIdx.x", "end", "(u64)blockDim.x", "src[@k]")
     );
     Kernel::new("pc_reduce", &s)
 }
@@ -300,7 +330,7 @@ pub fn cols_kernel(kind: ReduceKind, dtype: DType, output: Output) -> Kernel {
          const u64 start = sg * seg_len;\n    \
          const u64 end = start + seg_len < (u64)r ? start + seg_len : (u64)r;\n\
          {}    {write}\n  }}\n}}\n",
-        accumulate(kind, dtype, Input::Elements, "start", "end", "1", "in[(o * r + k) * inner + j]")
+        accumulate(kind, dtype, Input::Elements, "start", "end", "1", "in[(o * r + @k) * inner + j]")
     );
     Kernel::new("pc_reduce", &s)
 }
