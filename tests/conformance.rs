@@ -76,6 +76,12 @@ fn open_devices(kind: BackendKind) -> Result<Vec<Result<Device, String>>, String
 fn golden_trial(shared: Arc<Shared>) -> Trial {
     Trial::test(format!("conformance::golden::{}", shared.case.name), move || {
         shared.run(|p| {
+            // The reference and core's op validation must agree on what comes out.
+            let (dtype, shape) = shared.case.output().map_err(|e| e.to_string())?;
+            let r = &p.reference;
+            if (dtype, shape.dims()) != (r.values.dtype(), r.dims.as_slice()) {
+                return Err(format!("op gives {dtype} {shape}, the reference {} {:?}", r.values.dtype(), r.dims).into());
+            }
             let text = p.golden(&shared.case);
             insta::assert_snapshot!(shared.case.name.as_str(), text);
             Ok(())

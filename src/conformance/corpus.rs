@@ -118,9 +118,19 @@ impl Case {
             CaseOp::Cast(to) => Op::Cast { to: *to },
             CaseOp::Fill { fill, dtype, len } => Op::Fill { fill: *fill, dtype: *dtype, len: *len },
         };
-        let with: Vec<(DType, &Shape)> = self.inputs.iter().map(|i| i.dtype).zip(&shapes).collect();
-        op.output(&with)?;
+        self.output_of(&op)?;
         Ok(op)
+    }
+
+    /// The output dtype and shape core's validation ([`Op::output`]) gives the case's op.
+    pub fn output(&self) -> Result<(DType, Shape)> {
+        self.output_of(&self.op()?)
+    }
+
+    fn output_of(&self, op: &Op) -> Result<(DType, Shape)> {
+        let shapes = self.inputs.iter().map(|i| Shape::new(&i.dims)).collect::<Result<Vec<_>>>()?;
+        let with: Vec<(DType, &Shape)> = self.inputs.iter().map(|i| i.dtype).zip(&shapes).collect();
+        op.output(&with)
     }
 
     /// What the case computes, in words (for snapshot headers).
@@ -383,6 +393,7 @@ fn matmul_cases(c: &mut Corpus) {
     // (batch, m, k, n); batch 0 means 2-D.
     let shapes = [
         (0, 7, 7, 7),
+        (0, 1, 257, 1),
         (0, 1, 257, 129),
         (0, 129, 257, 1),
         (0, 513, 257, 129),
