@@ -146,6 +146,30 @@ fn cli_trial() -> Trial {
     })
 }
 
+/// Every snapshot file belongs to a case: a removed or renamed case must take its golden file
+/// with it, or a stale golden value would linger unseen.
+fn orphan_trial(names: Vec<String>) -> Trial {
+    Trial::test("conformance::golden::no_orphan_snapshots", move || {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut orphans = Vec::new();
+        for entry in entries.flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let case = file.strip_prefix("conformance__").and_then(|f| f.strip_suffix(".snap"));
+            if let Some(case) = case {
+                if !names.iter().any(|n| n == case) {
+                    orphans.push(file);
+                }
+            }
+        }
+        if orphans.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("snapshots of no case (delete them): {orphans:?}").into())
+        }
+    })
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -179,6 +203,7 @@ fn main() {
         }
     }
     trials.push(cli_trial());
+    trials.push(orphan_trial(corpus().into_iter().map(|c| c.name).collect()));
     let unsupported = Arc::new(AtomicUsize::new(0));
     for case in corpus() {
         let shared = Arc::new(Shared { case, prepared: Mutex::new(None), users: AtomicUsize::new(1 + backends.len()) });
