@@ -226,19 +226,27 @@ fn truthy_{t}(c: {t}) -> bool {{ return c != {t}(0); }}
     s.push_str(match d {
         DType::I32 => {
             r#"
+// Signed `/` and `%` go through unsigned magnitudes: GLSL leaves `%` with a negative
+// operand undefined, and the unsigned forms are defined on every backend.
+fn abs_u32(x: i32) -> u32 { return select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0); }
 fn div_i32(a: i32, b: i32) -> i32 {
     if (b == 0) { return 0; }
-    // i32::MIN / -1 wraps to i32::MIN; dividing would overflow.
-    if (b == -1) { return 0 - a; }
-    let q = a / b;
-    if ((a % b) != 0 && ((a < 0) != (b < 0))) { return q - 1; }
-    return q;
+    let ua = abs_u32(a);
+    let ub = abs_u32(b);
+    let q = ua / ub;
+    // Same signs: a non-negative quotient (i32::MIN / -1 wraps to i32::MIN through the bitcast).
+    if ((a < 0) == (b < 0)) { return bitcast<i32>(q); }
+    // Opposite signs: floor, i.e. one further from zero when the division is inexact.
+    return bitcast<i32>(0u - (q + select(0u, 1u, q * ub != ua)));
 }
 fn rem_i32(a: i32, b: i32) -> i32 {
-    if (b == 0 || b == -1) { return 0; }
-    let r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) { return r + b; }
-    return r;
+    if (b == 0) { return 0; }
+    let r = abs_u32(a) % abs_u32(b);
+    if (r == 0u) { return 0; }
+    // r < |b| <= 2^31, so it fits; the truncated remainder has a's sign, the floored one b's.
+    var m = select(bitcast<i32>(r), 0 - bitcast<i32>(r), a < 0);
+    if ((a < 0) != (b < 0)) { m = m + b; }
+    return m;
 }
 fn pow_i32(x: i32, e: i32) -> i32 {
     if (e < 0) {
