@@ -305,7 +305,7 @@ fn map_shape_cases(c: &mut Corpus) {
             let ins = vec![input(&[n], dtype, a.clone()), input(&[n], dtype, b.clone())];
             c.add(format!("add_{dtype}_{n}"), "add", dtype, CaseOp::Map(add()), ins, tol);
         }
-        for (l, r) in [(&[4, 1, 3][..], &[5, 1][..]), (&[257], &[]), (&[3, 1], &[1, 0]), (&[1], &[7, 1])] {
+        for (l, r) in [(&[4, 1, 3][..], &[5, 1][..]), (&[257], &[]), (&[3, 1], &[1, 0]), (&[1], &[7, 1]), (&[], &[])] {
             let out = super::reference::broadcast(&[l, r]).unwrap_or_default();
             let ins = vec![input(l, dtype, a.clone()), input(r, dtype, b.clone())];
             let name = format!("add_{dtype}_{}_broadcast_{}_{}", label(&out), label(l), label(r));
@@ -376,6 +376,12 @@ fn reduce_cases(c: &mut Corpus) {
             for axis in 0..3 {
                 let ins = vec![input(&[5, 7, 33], dtype, gen.clone())];
                 c.add(format!("{name}_5x7x33_axis{axis}"), kind.name(), dtype, op(Some(axis)), ins, tol);
+            }
+            // Empty: an axis of zero length (no value for min/max/argmin/argmax), and a
+            // non-empty axis with no output.
+            for axis in [0, 1].into_iter().filter(|&a| a == 0 || !kind.needs_elements()) {
+                let ins = vec![input(&[2, 0, 3], dtype, gen.clone())];
+                c.add(format!("{name}_2x0x3_axis{axis}"), kind.name(), dtype, op(Some(axis)), ins, tol);
             }
         }
     }
