@@ -1,5 +1,6 @@
 //! Wall-clock timing: warm-up runs, then the median of several repetitions.
 
+use std::hint::black_box;
 use std::time::Instant;
 
 use super::BenchError;
@@ -25,12 +26,14 @@ impl Reps {
 /// an output buffer is not counted, for polycompute and for baselines alike.
 pub fn median_secs<R>(reps: Reps, mut f: impl FnMut() -> Result<R, BenchError>) -> Result<f64, BenchError> {
     for _ in 0..reps.warmup {
-        drop(f()?);
+        drop(black_box(f()?));
     }
     let mut times = Vec::with_capacity(reps.timed.max(1));
     for _ in 0..reps.timed.max(1) {
         let start = Instant::now();
-        let out = f()?;
+        // black_box: an output nobody reads must still be computed (the compiler may
+        // otherwise remove a baseline loop whose result is dropped unread).
+        let out = black_box(f()?);
         times.push(start.elapsed().as_secs_f64());
         drop(out);
     }
@@ -48,7 +51,7 @@ pub fn median_secs_per_call<R>(
     let calls = calls.max(1);
     median_secs(reps, || {
         for _ in 0..calls {
-            drop(f()?);
+            drop(black_box(f()?));
         }
         Ok(())
     })
