@@ -63,14 +63,17 @@ fn required() -> Result<Vec<BackendKind>, String> {
         .collect()
 }
 
+/// A listed device's id, and the device or why it did not open.
+type Opened = (String, Result<Device, String>);
+
 /// Every device of `kind`, opened, or why there is none.
-fn open_devices(kind: BackendKind) -> Result<Vec<Result<Device, String>>, String> {
+fn open_devices(kind: BackendKind) -> Result<Vec<Opened>, String> {
     let backend = polycompute::registry::backend(kind).map_err(|e| e.to_string())?;
     let infos = backend.devices().map_err(|e| e.to_string())?;
     if infos.is_empty() {
         return Err(format!("backend {kind} reports no device"));
     }
-    Ok(infos.iter().map(|i| Device::open(kind, i.ordinal).map_err(|e| format!("{}: {e}", i.id()))).collect())
+    Ok(infos.iter().map(|i| (i.id(), Device::open(kind, i.ordinal).map_err(|e| format!("{}: {e}", i.id())))).collect())
 }
 
 fn golden_trial(shared: Arc<Shared>) -> Trial {
@@ -181,11 +184,16 @@ fn main() {
     for kind in KINDS {
         match open_devices(kind) {
             Ok(devices) => {
-                let (ok, bad): (Vec<_>, Vec<_>) = devices.into_iter().partition(Result::is_ok);
-                for e in bad.into_iter().filter_map(Result::err) {
-                    trials.push(Trial::test(format!("conformance::{kind}::open"), move || Err(e.clone().into())));
+                let mut ok = Vec::new();
+                for (id, device) in devices {
+                    match device {
+                        Ok(d) => ok.push(d),
+                        // A listed device that does not open is a failure, named by its id.
+                        Err(e) => trials.push(Trial::test(format!("conformance::{kind}::open_{id}"), move || {
+                            Err(e.clone().into())
+                        })),
+                    }
                 }
-                let ok: Vec<Device> = ok.into_iter().filter_map(Result::ok).collect();
                 eprintln!(
                     "conformance: {kind}: {}",
                     ok.iter().map(|d| format!("{} ({})", d.id(), d.info().name)).collect::<Vec<_>>().join(", ")
