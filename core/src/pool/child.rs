@@ -1,6 +1,6 @@
 //! Process workers, worker side: [`worker_main`].
 
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Read};
 
 use super::context::{SharedData, WorkerContext};
 use super::task::{Failure, Tasks};
@@ -44,34 +44,34 @@ pub fn worker_main(tasks: &Tasks) {
 fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), String> {
     os::init_worker(parent)?;
     let stream = os::connect(addr).map_err(|e| format!("cannot connect to the parent at {addr}: {e}"))?;
-    let reader = stream.try_clone().map_err(|e| e.to_string())?;
+    let mut reader = BufReader::with_capacity(1 << 16, stream.try_clone().map_err(|e| e.to_string())?);
     let mut out = BufWriter::with_capacity(1 << 16, stream);
     wire::write_frame(&mut out, &FromWorker::Hello { token, pid: std::process::id() }, &[])
         .map_err(|e| e.to_string())?;
 
-    // Frames are read on their own thread, which is also how the worker learns that its
-    // parent is gone (EOF), even in the middle of a task: it then exits at once.
-    let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+    // stdin is the lifeline: the parent never writes to it, and it reads EOF when the parent
+    // lets the worker go or dies, however it dies (even while a task runs here).
     std::thread::Builder::new()
-        .name("polycompute-worker-reader".into())
-        .spawn(move || {
-            let mut r = BufReader::with_capacity(1 << 16, reader);
+        .name("polycompute-lifeline".into())
+        .spawn(|| {
+            let mut buf = [0u8; 64];
             loop {
-                let mut frame = Vec::new();
-                match wire::read_frame(&mut r, &mut frame) {
-                    Ok(true) => {
-                        if tx.send(frame).is_err() {
-                            return;
-                        }
-                    }
-                    _ => std::process::exit(0),
+                match std::io::stdin().read(&mut buf) {
+                    Ok(0) | Err(_) => std::process::exit(0),
+                    Ok(_) => {}
                 }
             }
         })
         .map_err(|e| e.to_string())?;
 
-    let recv = || rx.recv().map_err(|_| "the reader thread stopped".to_string());
-    let frame = recv()?;
+    // EOF on the socket: the pool let the worker go.
+    let mut frame = Vec::new();
+    let mut recv = |frame: &mut Vec<u8>| match wire::read_frame(&mut reader, frame) {
+        Ok(true) => Ok(()),
+        Ok(false) => std::process::exit(0),
+        Err(e) => Err(format!("reading from the parent: {e}")),
+    };
+    recv(&mut frame)?;
     let setup = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?.0;
     let ToWorker::Setup { worker, kind, ordinal, seed, shared_type, shared } = setup else {
         return Err("the parent did not send a setup first".into());
@@ -90,7 +90,7 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
 
     let mut results = Vec::new();
     loop {
-        let frame = recv()?;
+        recv(&mut frame)?;
         let (header, body) = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?;
         let ToWorker::Job { id, task, first_index, attempt, count } = header else {
             return Err("unexpected setup frame".into());

@@ -1,18 +1,19 @@
 //! Process workers, parent side: one driver thread per worker slot starts the worker (this
-//! executable re-executed, never forked), feeds it jobs over its socket, and replaces it
+//! executable re-executed, never forked), feeds it jobs over its socket, reads its results
+//! from the same socket (no relay thread: every hop is a thread wake-up), and replaces it
 //! when it crashes, overruns the timeout, is cancelled, retires or reaches its task limit.
 
 use std::collections::VecDeque;
 use std::io::{self, BufReader, BufWriter};
 use std::net::Shutdown;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::error::TaskErrorKind;
 use super::job::{Inputs, Job};
-use super::runtime::{Event, Inner, Slot};
+use super::runtime::{Inner, Slot};
 use super::thread_worker::failure_kind;
 use super::wire::{self, FromWorker, ToWorker, WireResult};
 use crate::platform::process::{self as os, Listener, Stream};
@@ -31,10 +32,14 @@ pub(crate) fn start_all(inner: &Arc<Inner>) -> io::Result<()> {
 /// A running worker process.
 struct Worker {
     child: Child,
+    reader: BufReader<Stream>,
     writer: BufWriter<Stream>,
-    stream: Stream,
+    /// The worker's stdin, never written: it reads EOF when this end closes, that is when
+    /// the pool lets it go or this process dies, however it dies.
+    lifeline: Option<ChildStdin>,
     gen: u64,
     next_id: u64,
+    frame: Vec<u8>,
 }
 
 /// How serving a worker ended.
@@ -82,7 +87,9 @@ fn drive(inner: Arc<Inner>, slot: Arc<Slot>) {
             }
         };
         slot.pid.store(worker.child.id(), Ordering::Release);
-        let outcome = serve(&inner, &slot, &mut worker);
+        let outcome = if inner.stopping() { Outcome::Stop } else { serve(&inner, &slot, &mut worker) };
+        slot.interrupt.lock().unwrap_or_else(|p| p.into_inner()).take();
+        slot.abandoned.lock().unwrap_or_else(|p| p.into_inner()).clear();
         match outcome {
             Outcome::Stop => {
                 worker.stop();
@@ -108,38 +115,20 @@ fn start(inner: &Inner, slot: &Slot, gen: u64) -> Result<Worker, String> {
         .env(wire::ENV_ADDR, listener.addr())
         .env(wire::ENV_TOKEN, &token)
         .env(wire::ENV_PARENT, std::process::id().to_string())
-        .stdin(Stdio::null());
+        .stdin(Stdio::piped());
     let mut child = os::spawn(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let lifeline = child.stdin.take();
     let deadline = Instant::now() + inner.cfg.start_timeout;
-    match handshake(inner, slot, &listener, &mut child, &token, deadline) {
-        Ok(stream) => {
-            let reader = stream.try_clone().map_err(|e| e.to_string())?;
-            let writer = BufWriter::with_capacity(1 << 16, stream.try_clone().map_err(|e| e.to_string())?);
-            let events = slot.events_tx.clone();
-            let spawned =
-                std::thread::Builder::new().name(format!("polycompute-reader-{}", slot.id)).spawn(move || {
-                    let mut r = BufReader::with_capacity(1 << 16, reader);
-                    loop {
-                        let mut frame = Vec::new();
-                        match wire::read_frame(&mut r, &mut frame) {
-                            Ok(true) => {
-                                if events.send(super::runtime::Event::Frame { gen, frame }).is_err() {
-                                    return;
-                                }
-                            }
-                            _ => {
-                                let _ = events.send(super::runtime::Event::Eof { gen });
-                                return;
-                            }
-                        }
-                    }
-                });
-            if let Err(e) = spawned {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("cannot start a reader thread: {e}"));
-            }
-            Ok(Worker { child, writer, stream, gen, next_id: 0 })
+    let started = handshake(inner, slot, &listener, &mut child, &token, deadline).and_then(|stream| {
+        let clone = |s: &Stream| s.try_clone().map_err(|e| format!("cannot clone the worker's socket: {e}"));
+        let reader = BufReader::with_capacity(1 << 16, clone(&stream)?);
+        let interrupt = clone(&stream)?;
+        Ok((reader, BufWriter::with_capacity(1 << 16, stream), interrupt))
+    });
+    match started {
+        Ok((reader, writer, interrupt)) => {
+            *slot.interrupt.lock().unwrap_or_else(|p| p.into_inner()) = Some(interrupt);
+            Ok(Worker { child, reader, writer, lifeline, gen, next_id: 0, frame: Vec::new() })
         }
         Err(e) => {
             let _ = child.kill();
@@ -201,9 +190,10 @@ fn random() -> u64 {
 }
 
 impl Worker {
-    /// Closes the socket (the worker exits on EOF) and reaps it; kills it if it lingers.
+    /// Closes its socket and lifeline (it exits on EOF) and reaps it; kills it if it lingers.
     fn stop(mut self) {
-        let _ = self.stream.shutdown(Shutdown::Both);
+        let _ = self.writer.get_ref().shutdown(Shutdown::Both);
+        drop(self.lifeline.take());
         self.reap(Duration::from_millis(300));
     }
 
@@ -250,21 +240,6 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
                         Ok(job) => job,
                         Err(_) => return Outcome::Stop,
                     },
-                    recv(slot.events_rx) -> ev => match ev {
-                        Ok(Event::Eof { gen }) if gen == w.gen => {
-                            let (code, signal) = w.reap(Duration::from_secs(1));
-                            tracing::warn!(
-                                "polycompute pool: idle worker {} ({}) died (code {code:?}, signal {signal:?}); replacing it",
-                                slot.id, slot.device_id
-                            );
-                            return Outcome::Exited;
-                        }
-                        Ok(Event::Frame { gen, .. }) if gen == w.gen => {
-                            tracing::error!("polycompute pool: worker {} sent a frame while idle; replacing it", slot.id);
-                            return Outcome::Kill;
-                        }
-                        _ => continue, // a stale event, or the cancellation of a finished job
-                    },
                     recv(inner.stop_rx) -> _ => return Outcome::Stop,
                 }
             } else {
@@ -273,6 +248,17 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
                     Err(_) => break,
                 }
             };
+            if inflight.is_empty() && !matches!(w.child.try_wait(), Ok(None)) {
+                // It died while idle: not this job's fault.
+                let (code, signal) = w.reap(Duration::from_secs(1));
+                tracing::warn!(
+                    "polycompute pool: idle worker {} ({}) died (code {code:?}, signal {signal:?}); replacing it",
+                    slot.id,
+                    slot.device_id
+                );
+                inner.enqueue(job);
+                return Outcome::Exited;
+            }
             if !job.ctl.start(slot.id, w.gen) {
                 continue;
             }
@@ -293,34 +279,19 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
             served += job.ctl.len as u64;
             inflight.push_back(InFlight { job, id: w.next_id, started: Instant::now() });
             if sent.is_err() {
-                return crashed(inner, slot, w, inflight); // the worker is gone
+                return interrupted(inner, slot, w, inflight);
             }
         }
         let Some(head) = inflight.front() else {
             return Outcome::Retire; // it reached its task limit
         };
         let deadline = inner.cfg.timeout.map(|t| (t, head.started + t * head.job.ctl.len as u32));
-        let event = match deadline {
-            Some((t, d)) => crossbeam_channel::select! {
-                recv(slot.events_rx) -> ev => ev,
-                recv(inner.stop_rx) -> _ => return stop(slot, inflight),
-                default(d.saturating_duration_since(Instant::now())) => {
-                    if let Some(head) = inflight.pop_front() {
-                        let n = head.job.ctl.fail_rest(Some(who), head.job.attempt, TaskErrorKind::Timeout { after: t });
-                        slot.stats.tasks.fetch_add(n as u64, Ordering::Relaxed);
-                        slot.stats.failed.fetch_add(n as u64, Ordering::Relaxed);
-                    }
-                    requeue(inner, inflight);
-                    return Outcome::Kill;
-                },
-            },
-            None => crossbeam_channel::select! {
-                recv(slot.events_rx) -> ev => ev,
-                recv(inner.stop_rx) -> _ => return stop(slot, inflight),
-            },
-        };
-        match event {
-            Ok(Event::Frame { gen, frame }) if gen == w.gen => match results(inner, slot, &mut inflight, &frame) {
+        if let Some((_, d)) = deadline {
+            let left = d.saturating_duration_since(Instant::now()).max(Duration::from_micros(1));
+            let _ = w.reader.get_ref().set_read_timeout(Some(left));
+        }
+        match wire::read_frame(&mut w.reader, &mut w.frame) {
+            Ok(true) => match results(slot, &mut inflight, &w.frame) {
                 Ok(None) => {
                     if let Some(next) = inflight.front_mut() {
                         next.started = Instant::now();
@@ -341,21 +312,42 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
                     return Outcome::Kill;
                 }
             },
-            Ok(Event::Eof { gen }) if gen == w.gen => return crashed(inner, slot, w, inflight),
-            Ok(Event::Abandon { ctl }) => {
-                if let Some(pos) = inflight.iter().position(|f| Arc::ptr_eq(&f.job.ctl, &ctl)) {
-                    inflight.remove(pos);
-                    requeue(inner, inflight);
-                    return Outcome::Kill;
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) && deadline.is_some() => {
+                let after = deadline.map_or(Duration::ZERO, |(t, _)| t);
+                if let Some(head) = inflight.pop_front() {
+                    let n = head.job.ctl.fail_rest(Some(who), head.job.attempt, TaskErrorKind::Timeout { after });
+                    slot.stats.tasks.fetch_add(n as u64, Ordering::Relaxed);
+                    slot.stats.failed.fetch_add(n as u64, Ordering::Relaxed);
                 }
+                requeue(inner, inflight);
+                return Outcome::Kill;
             }
-            _ => {}
+            Ok(false) | Err(_) => return interrupted(inner, slot, w, inflight),
         }
     }
 }
 
+/// The socket closed or failed: the pool is stopping, a job was cancelled (the socket was
+/// shut down to wake us), or the worker died.
+fn interrupted(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker, mut inflight: VecDeque<InFlight>) -> Outcome {
+    if inner.stopping() {
+        for f in inflight {
+            f.job.ctl.fail_rest(Some((slot.id, &slot.device_id)), f.job.attempt, TaskErrorKind::ShutDown);
+        }
+        return Outcome::Stop;
+    }
+    let abandoned = std::mem::take(&mut *slot.abandoned.lock().unwrap_or_else(|p| p.into_inner()));
+    if !abandoned.is_empty() {
+        // Cancelled jobs were answered by the canceller; the rest never ran here.
+        inflight.retain(|f| !abandoned.iter().any(|a| Arc::ptr_eq(a, &f.job.ctl)));
+        requeue(inner, inflight);
+        return Outcome::Kill;
+    }
+    crashed(inner, slot, w, inflight)
+}
+
 /// Delivers the results in `frame` for the head job; `Some(why)` when the worker retires.
-fn results(inner: &Inner, slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::Result<Option<String>> {
+fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::Result<Option<String>> {
     let (header, body) = wire::split_frame::<FromWorker>(frame)?;
     let FromWorker::Results { id, count, retire } = header else {
         return Err(io::Error::new(io::ErrorKind::InvalidData, format!("expected results, got {header:?}")));
@@ -389,7 +381,6 @@ fn results(inner: &Inner, slot: &Slot, inflight: &mut VecDeque<InFlight>, frame:
     slot.stats.tasks.fetch_add(got as u64, Ordering::Relaxed);
     slot.stats.failed.fetch_add(failed, Ordering::Relaxed);
     slot.stats.busy_ns.fetch_add(head.started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    let _ = inner;
     Ok(retire)
 }
 
@@ -445,12 +436,4 @@ fn requeue(inner: &Inner, inflight: VecDeque<InFlight>) {
         f.job.ctl.requeued();
         inner.enqueue(f.job);
     }
-}
-
-/// The pool stops: jobs in flight fail with `ShutDown`.
-fn stop(slot: &Slot, inflight: VecDeque<InFlight>) -> Outcome {
-    for f in inflight {
-        f.job.ctl.fail_rest(Some((slot.id, &slot.device_id)), f.job.attempt, TaskErrorKind::ShutDown);
-    }
-    Outcome::Stop
 }

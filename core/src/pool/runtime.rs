@@ -17,6 +17,7 @@ use super::job::{Inputs, Job, JobCtl, Sink};
 use super::task::{Task, Tasks};
 use super::{process_worker, thread_worker, wire};
 use crate::backend::BackendKind;
+use crate::platform::process::Stream;
 use crate::platform::{WorkerMode, WorkerPlan};
 
 /// The pool's settings, fixed when it is built.
@@ -31,16 +32,6 @@ pub(crate) struct Config {
     pub(crate) depth: usize,
     pub(crate) worker_exe: Option<PathBuf>,
     pub(crate) start_timeout: Duration,
-}
-
-/// An event for a process worker's driver thread.
-pub(crate) enum Event {
-    /// A frame from worker generation `gen`.
-    Frame { gen: u64, frame: Vec<u8> },
-    /// Worker generation `gen` closed its socket (it exited or was killed).
-    Eof { gen: u64 },
-    /// Stop the job (its results were already delivered as an error): kill the worker.
-    Abandon { ctl: Arc<JobCtl> },
 }
 
 /// Counters of one worker slot.
@@ -64,11 +55,23 @@ pub(crate) struct Slot {
     pub(crate) current: Mutex<Option<Arc<JobCtl>>>,
     /// When a thread worker's current input started, in ns since the pool's epoch (0: idle).
     pub(crate) item_started: AtomicU64,
-    pub(crate) events_tx: Sender<Event>,
-    pub(crate) events_rx: Receiver<Event>,
+    /// Jobs whose process worker must be stopped (cancelled while running).
+    pub(crate) abandoned: Mutex<Vec<Arc<JobCtl>>>,
+    /// The current process worker's socket, shut down to interrupt its driver.
+    pub(crate) interrupt: Mutex<Option<Stream>>,
     pub(crate) pid: AtomicU32,
     pub(crate) dead: AtomicBool,
     pub(crate) stats: SlotStats,
+}
+
+impl Slot {
+    /// Wakes a process worker's driver blocked on its socket (and ends the worker, which
+    /// exits when its socket closes): the driver then looks for why (shutdown, abandon).
+    pub(crate) fn interrupt_driver(&self) {
+        if let Some(stream) = self.interrupt.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
 }
 
 /// What workers, handles and the pool share.
@@ -161,7 +164,8 @@ impl Inner {
         let Some(slot) = self.slots.get(slot) else { return };
         match self.mode {
             WorkerMode::Process => {
-                let _ = slot.events_tx.send(Event::Abandon { ctl: ctl.clone() });
+                slot.abandoned.lock().unwrap_or_else(|p| p.into_inner()).push(ctl.clone());
+                slot.interrupt_driver();
             }
             _ => thread_worker::abandon(self, slot, gen, ctl),
         }
@@ -196,6 +200,9 @@ impl Inner {
             return;
         }
         drop(self.stop_tx.lock().unwrap_or_else(|p| p.into_inner()).take());
+        for slot in &self.slots {
+            slot.interrupt_driver();
+        }
         self.fail_queued(TaskErrorKind::ShutDown);
         let deadline = Instant::now() + Duration::from_millis(900);
         let me = std::thread::current().id();
@@ -298,7 +305,6 @@ impl Pool {
         let mut slots = Vec::new();
         for &(kind, ordinal) in &devices {
             for _ in 0..per_device {
-                let (events_tx, events_rx) = crossbeam_channel::unbounded();
                 slots.push(Arc::new(Slot {
                     id: slots.len(),
                     kind,
@@ -307,8 +313,8 @@ impl Pool {
                     gen: AtomicU64::new(0),
                     current: Mutex::new(None),
                     item_started: AtomicU64::new(0),
-                    events_tx,
-                    events_rx,
+                    abandoned: Mutex::new(Vec::new()),
+                    interrupt: Mutex::new(None),
                     pid: AtomicU32::new(0),
                     dead: AtomicBool::new(false),
                     stats: SlotStats::default(),
