@@ -4,7 +4,7 @@
 use polycompute::{BackendKind, Device, DeviceArray};
 
 use super::baseline;
-use super::timing::{median_secs, median_secs_per_call, Reps};
+use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Reps};
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
@@ -27,10 +27,8 @@ pub struct Config {
     pub small_calls: usize,
     /// Repetitions of the streaming benchmarks and the small map's batches.
     pub stream_reps: Reps,
-    /// Repetitions of each matmul.
+    /// Repetitions of each matmul (and of its baseline, interleaved).
     pub matmul_reps: Reps,
-    /// Repetitions of the hand-written matmul baseline (seconds per call at 2048).
-    pub matmul_baseline_reps: Reps,
 }
 
 impl Config {
@@ -42,8 +40,7 @@ impl Config {
             small_len: 1024,
             small_calls: 1000,
             stream_reps: if quick { Reps::new(1, 3) } else { Reps::new(2, 9) },
-            matmul_reps: if quick { Reps::new(1, 3) } else { Reps::new(1, 7) },
-            matmul_baseline_reps: if quick { Reps::new(0, 1) } else { Reps::new(1, 3) },
+            matmul_reps: if quick { Reps::new(1, 3) } else { Reps::new(1, 5) },
         }
     }
 }
@@ -99,30 +96,27 @@ fn axpy(x: &DeviceArray<f32>, y: &DeviceArray<f32>) -> Result<DeviceArray<f32>, 
     Ok(z)
 }
 
-/// Bandwidth of `DeviceArray::copy` (one read and one write per element): the GPU baseline
-/// for the memory-bound benchmarks.
-fn copy_gb_per_s(x: &DeviceArray<f32>, reps: Reps) -> Result<f64, BenchError> {
-    let t = median_secs(reps, || {
-        let c = x.copy()?;
-        x.device().synchronize()?;
-        Ok(c)
-    })?;
-    Ok(gb_per_s(2 * F32 * x.len(), t))
+/// `DeviceArray::copy` (one read and one write per element), synchronised: the GPU
+/// baseline for the memory-bound benchmarks.
+fn device_copy(x: &DeviceArray<f32>) -> Result<DeviceArray<f32>, BenchError> {
+    let c = x.copy()?;
+    x.device().synchronize()?;
+    Ok(c)
 }
 
 fn map_axpy(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
     let n = cfg.stream_len;
     let (x, y) = (inputs(device, 1, &[n])?, inputs(device, 2, &[n])?);
-    let t = median_secs(cfg.stream_reps, || axpy(&x, &y))?;
-    let value = gb_per_s(3 * F32 * n, t);
     let (xh, yh) = (x.to_vec()?, y.to_vec()?);
-    let want = baseline::axpy_serial(A, &xh, &yh);
-    check_axpy(&axpy(&x, &y)?.to_vec()?, &want, &xh, &yh)?;
-    let (baseline, baseline_name) = if is_cpu(device) {
-        let t = median_secs(cfg.stream_reps, || Ok(baseline::axpy(A, &xh, &yh)))?;
-        (gb_per_s(3 * F32 * n, t), RAYON_LOOP)
+    check_axpy(&axpy(&x, &y)?.to_vec()?, &baseline::axpy_serial(A, &xh, &yh), &xh, &yh)?;
+    let reps = cfg.stream_reps;
+    let bytes = 3 * F32 * n;
+    let (value, baseline, baseline_name) = if is_cpu(device) {
+        let (t, tb) = median_secs_pair(reps, || axpy(&x, &y), || Ok(baseline::axpy(A, &xh, &yh)))?;
+        (gb_per_s(bytes, t), gb_per_s(bytes, tb), RAYON_LOOP)
     } else {
-        (copy_gb_per_s(&x, cfg.stream_reps)?, DEVICE_COPY)
+        let (t, tb) = median_secs_pair(reps, || axpy(&x, &y), || device_copy(&x))?;
+        (gb_per_s(bytes, t), gb_per_s(2 * F32 * n, tb), DEVICE_COPY)
     };
     Ok(Figures { value, unit: "GB/s", baseline: Some(baseline), baseline_name })
 }
@@ -149,8 +143,6 @@ fn sum(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
         device.synchronize()?;
         Ok(s)
     };
-    let t = median_secs(cfg.stream_reps, run)?;
-    let value = gb_per_s(F32 * n, t);
     let xh = x.to_vec()?;
     let exact: f64 = xh.iter().map(|&v| v as f64).sum();
     let got = run()?.to_scalar()? as f64;
@@ -159,11 +151,12 @@ fn sum(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
     if (got - exact).abs() > tol {
         return Err(format!("sum is {got}, expected {exact} (tolerance {tol:.3e})").into());
     }
-    let (baseline, baseline_name) = if is_cpu(device) {
-        let t = median_secs(cfg.stream_reps, || Ok(baseline::sum(&xh)))?;
-        (gb_per_s(F32 * n, t), RAYON_LOOP)
+    let (value, baseline, baseline_name) = if is_cpu(device) {
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || Ok(baseline::sum(&xh)))?;
+        (gb_per_s(F32 * n, t), gb_per_s(F32 * n, tb), RAYON_LOOP)
     } else {
-        (copy_gb_per_s(&x, cfg.stream_reps)?, DEVICE_COPY)
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || device_copy(&x))?;
+        (gb_per_s(F32 * n, t), gb_per_s(2 * F32 * n, tb), DEVICE_COPY)
     };
     Ok(Figures { value, unit: "GB/s", baseline: Some(baseline), baseline_name })
 }
@@ -175,18 +168,17 @@ fn matmul(device: &Device, size: usize, cfg: &Config) -> Result<Figures, BenchEr
         device.synchronize()?;
         Ok(c)
     };
-    let t = median_secs(cfg.matmul_reps, run)?;
-    let flops = 2.0 * (size as f64).powi(3);
-    let value = flops / t / 1e9;
+    let gflops = |secs: f64| 2.0 * (size as f64).powi(3) / secs / 1e9;
     let (ah, bh) = (a.to_vec()?, b.to_vec()?);
     check_matmul(&run()?.to_vec()?, &ah, &bh, size)?;
     if !is_cpu(device) {
         // A GPU has no same-unit baseline short of a second GEMM implementation; the
         // numpy script under benches/ compares the CPU figure with OpenBLAS.
-        return Ok(Figures { value, unit: "GFLOP/s", baseline: None, baseline_name: "none" });
+        let t = median_secs(cfg.matmul_reps, run)?;
+        return Ok(Figures { value: gflops(t), unit: "GFLOP/s", baseline: None, baseline_name: "none" });
     }
-    let t = median_secs(cfg.matmul_baseline_reps, || Ok(baseline::matmul(&ah, &bh, size, size, size)))?;
-    Ok(Figures { value, unit: "GFLOP/s", baseline: Some(flops / t / 1e9), baseline_name: "blocked rayon loop" })
+    let (t, tb) = median_secs_pair(cfg.matmul_reps, run, || Ok(baseline::matmul(&ah, &bh, size, size, size)))?;
+    Ok(Figures { value: gflops(t), unit: "GFLOP/s", baseline: Some(gflops(tb)), baseline_name: "blocked rayon loop" })
 }
 
 /// Checks 16 entries spread over C against f64 dot products.
@@ -219,8 +211,6 @@ fn uniform(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
         device.synchronize()?;
         Ok(u)
     };
-    let t = median_secs(cfg.stream_reps, run)?;
-    let value = gb_per_s(F32 * n, t);
     let got = run()?.to_vec()?;
     // Philox is counter-based: element i must be bit-identical to the host reference.
     for i in [0, 1, 2, 3, 4, 5, n / 3, n / 2, n.saturating_sub(2), n.saturating_sub(1)] {
@@ -229,11 +219,13 @@ fn uniform(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
             return Err(format!("uniform element {i} is {}, the Philox reference is {want}", got[i]).into());
         }
     }
-    let (baseline, baseline_name) = if is_cpu(device) {
-        let t = median_secs(cfg.stream_reps, || Ok(baseline::fill(n, 0.5)))?;
-        (gb_per_s(F32 * n, t), "rayon constant fill")
+    let (value, baseline, baseline_name) = if is_cpu(device) {
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || Ok(baseline::fill(n, 0.5)))?;
+        (gb_per_s(F32 * n, t), gb_per_s(F32 * n, tb), "rayon constant fill")
     } else {
-        (copy_gb_per_s(&inputs(device, 1, &[n])?, cfg.stream_reps)?, DEVICE_COPY)
+        let x = inputs(device, 1, &[n])?;
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || device_copy(&x))?;
+        (gb_per_s(F32 * n, t), gb_per_s(2 * F32 * n, tb), DEVICE_COPY)
     };
     Ok(Figures { value, unit: "GB/s", baseline: Some(baseline), baseline_name })
 }
@@ -241,21 +233,16 @@ fn uniform(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
 fn map_small(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
     let n = cfg.small_len;
     let (x, y) = (inputs(device, 1, &[n])?, inputs(device, 2, &[n])?);
-    let secs = median_secs_per_call(cfg.stream_reps, cfg.small_calls, || axpy(&x, &y))?;
     let (xh, yh) = (x.to_vec()?, y.to_vec()?);
     check_axpy(&axpy(&x, &y)?.to_vec()?, &baseline::axpy_serial(A, &xh, &yh), &xh, &yh)?;
-    let (baseline, baseline_name) = if is_cpu(device) {
-        let t = median_secs_per_call(cfg.stream_reps, cfg.small_calls, || Ok(baseline::axpy_serial(A, &xh, &yh)))?;
-        (t, "single-threaded loop")
+    let (reps, calls) = (cfg.stream_reps, cfg.small_calls);
+    let ((t, tb), baseline_name) = if is_cpu(device) {
+        let base = || Ok(baseline::axpy_serial(A, &xh, &yh));
+        (median_secs_per_call_pair(reps, calls, || axpy(&x, &y), base)?, "single-threaded loop")
     } else {
-        let t = median_secs_per_call(cfg.stream_reps, cfg.small_calls, || {
-            let c = x.copy()?;
-            device.synchronize()?;
-            Ok(c)
-        })?;
-        (t, DEVICE_COPY)
+        (median_secs_per_call_pair(reps, calls, || axpy(&x, &y), || device_copy(&x))?, DEVICE_COPY)
     };
-    Ok(Figures { value: secs * 1e6, unit: "us/call", baseline: Some(baseline * 1e6), baseline_name })
+    Ok(Figures { value: t * 1e6, unit: "us/call", baseline: Some(tb * 1e6), baseline_name })
 }
 
 #[cfg(test)]
@@ -281,7 +268,6 @@ pub(crate) mod tests {
             small_calls: 3,
             stream_reps: Reps::new(0, 1),
             matmul_reps: Reps::new(0, 1),
-            matmul_baseline_reps: Reps::new(0, 1),
         }
     }
 }

@@ -30,32 +30,66 @@ pub fn median_secs<R>(reps: Reps, mut f: impl FnMut() -> Result<R, BenchError>) 
     }
     let mut times = Vec::with_capacity(reps.timed.max(1));
     for _ in 0..reps.timed.max(1) {
-        let start = Instant::now();
-        // black_box: an output nobody reads must still be computed (the compiler may
-        // otherwise remove a baseline loop whose result is dropped unread).
-        let out = black_box(f()?);
-        times.push(start.elapsed().as_secs_f64());
-        drop(out);
+        times.push(time_once(&mut f)?);
     }
     Ok(median(&mut times))
 }
 
-/// Median seconds per call of `f` when it is called `calls` times in a row: for operations
-/// far shorter than the clock's resolution and the loop's own cost. Outputs are dropped
-/// inside the batch (a caller of a small op frees its results as it goes).
-pub fn median_secs_per_call<R>(
+/// Median seconds of `a` and of `b`, their repetitions interleaved (a b, b a, a b, ...) so
+/// that a change in machine load or clock speed during the run touches both alike: the
+/// ratio of the two stays meaningful on a busy machine.
+pub fn median_secs_pair<R, S>(
+    reps: Reps,
+    mut a: impl FnMut() -> Result<R, BenchError>,
+    mut b: impl FnMut() -> Result<S, BenchError>,
+) -> Result<(f64, f64), BenchError> {
+    for _ in 0..reps.warmup {
+        drop(black_box(a()?));
+        drop(black_box(b()?));
+    }
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for i in 0..reps.timed.max(1) {
+        if i % 2 == 0 {
+            ta.push(time_once(&mut a)?);
+            tb.push(time_once(&mut b)?);
+        } else {
+            tb.push(time_once(&mut b)?);
+            ta.push(time_once(&mut a)?);
+        }
+    }
+    Ok((median(&mut ta), median(&mut tb)))
+}
+
+/// [`median_secs_pair`] per call, for operations far shorter than the clock's resolution
+/// and the loop's own cost: each timed repetition is a batch of `calls` calls. Outputs are
+/// dropped inside the batch (a caller of a small op frees its results as it goes).
+pub fn median_secs_per_call_pair<R, S>(
     reps: Reps,
     calls: usize,
-    mut f: impl FnMut() -> Result<R, BenchError>,
-) -> Result<f64, BenchError> {
+    mut a: impl FnMut() -> Result<R, BenchError>,
+    mut b: impl FnMut() -> Result<S, BenchError>,
+) -> Result<(f64, f64), BenchError> {
     let calls = calls.max(1);
-    median_secs(reps, || {
-        for _ in 0..calls {
-            drop(black_box(f()?));
-        }
-        Ok(())
-    })
-    .map(|t| t / calls as f64)
+    let (ta, tb) = median_secs_pair(reps, || batch(calls, &mut a), || batch(calls, &mut b))?;
+    Ok((ta / calls as f64, tb / calls as f64))
+}
+
+fn batch<R>(calls: usize, f: &mut impl FnMut() -> Result<R, BenchError>) -> Result<(), BenchError> {
+    for _ in 0..calls {
+        drop(black_box(f()?));
+    }
+    Ok(())
+}
+
+/// Seconds of one call. black_box: an output nobody reads must still be computed (the
+/// compiler may otherwise remove a baseline loop whose result is dropped unread); the
+/// output is dropped after the clock stops.
+fn time_once<R>(f: &mut impl FnMut() -> Result<R, BenchError>) -> Result<f64, BenchError> {
+    let start = Instant::now();
+    let out = black_box(f()?);
+    let secs = start.elapsed().as_secs_f64();
+    drop(out);
+    Ok(secs)
 }
 
 /// The median of `times` (the mean of the two middle values for an even count).
@@ -92,13 +126,39 @@ mod tests {
         })
         .unwrap();
         assert_eq!(n, 5);
-        let mut m = 0;
-        median_secs_per_call(Reps::new(1, 2), 10, || {
-            m += 1;
-            Ok(())
-        })
+        let (mut a, mut b) = (Vec::new(), 0);
+        let order = std::cell::RefCell::new(String::new());
+        median_secs_pair(
+            Reps::new(1, 3),
+            || {
+                order.borrow_mut().push('a');
+                a.push(());
+                Ok(())
+            },
+            || {
+                order.borrow_mut().push('b');
+                b += 1;
+                Ok(())
+            },
+        )
         .unwrap();
-        assert_eq!(m, 30);
+        assert_eq!((a.len(), b), (4, 4));
+        assert_eq!(order.into_inner(), "ababbaab");
+        let (mut c, mut d) = (0, 0);
+        median_secs_per_call_pair(
+            Reps::new(1, 2),
+            10,
+            || {
+                c += 1;
+                Ok(())
+            },
+            || {
+                d += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!((c, d), (30, 30));
     }
 
     #[test]
