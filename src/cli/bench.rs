@@ -3,7 +3,8 @@
 //! through the public API beside a baseline from the same run.
 //!
 //! Every time is the median of several repetitions after warm-up, with the device
-//! synchronised inside the timed region. Baselines: on the CPU, hand-written rayon loops
+//! synchronised inside the timed region; polycompute's and the baseline's repetitions are
+//! interleaved, so load on a shared machine touches both alike. Baselines: on the CPU, hand-written rayon loops
 //! (map, sum), a rayon constant fill (uniform), a blocked rayon loop (matmul) and a
 //! single-threaded loop (small map); on a GPU, `DeviceArray::copy` bandwidth, and no
 //! matmul baseline (see `benches/numpy_matmul.sh` for the comparison with OpenBLAS).
