@@ -25,6 +25,8 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // Process workers of the demo's pool are this binary re-executed: serve them first.
+    polycompute::worker_main(&cli::demo::tasks());
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Probe(args) => cli::probe::run(args),

@@ -35,9 +35,12 @@ pub struct WorkerPlan {
 ///
 /// | OS | default | process worker started by | learns that its parent died by |
 /// |----|---------|---------------------------|--------------------------------|
-/// | Linux | thread | exec of this executable from one long-lived spawner thread | `PR_SET_PDEATHSIG` (SIGKILL; tied to the spawning thread, hence the long-lived one) plus a `getppid` check, and EOF on its socket |
-/// | macOS | thread | exec of this executable (`posix_spawn`) | EOF on its socket to the parent (no death signal exists) |
-/// | Windows | thread | `CreateProcess` of this executable, put in a Job Object | the Job Object's `KILL_ON_JOB_CLOSE`, and EOF on its socket |
+/// | Linux | thread | exec of this executable from one long-lived spawner thread | `PR_SET_PDEATHSIG` (SIGKILL; tied to the spawning thread, hence the long-lived one) plus a `getppid` check, and EOF on its stdin pipe |
+/// | macOS | thread | exec of this executable (`posix_spawn`) | EOF on its stdin, a pipe from the parent that is never written (no death signal exists) |
+/// | Windows | thread | `CreateProcess` of this executable, put in a Job Object | the Job Object's `KILL_ON_JOB_CLOSE`, and EOF on its stdin pipe |
+///
+/// Everywhere a worker talks to its parent over a socket of its own (Unix-domain on Unix,
+/// loopback TCP on Windows), never its stdout, so the task's printing cannot corrupt it.
 ///
 /// Threads are the default everywhere: one thread per device shares the process's device
 /// contexts safely and moves values without serialization. Process workers isolate crashes
@@ -136,17 +139,17 @@ pub(crate) mod process {
         if #[cfg(target_os = "linux")] {
             /// How a process worker learns that its parent died (shown in the worker plan).
             pub(crate) const PARENT_DEATH: &str =
-                "a worker learns that its parent died by PR_SET_PDEATHSIG, a getppid check and EOF on its socket";
+                "a worker learns that its parent died by PR_SET_PDEATHSIG, a getppid check and EOF on its stdin pipe";
         } else if #[cfg(unix)] {
             /// How a process worker learns that its parent died (shown in the worker plan).
-            pub(crate) const PARENT_DEATH: &str = "a worker learns that its parent died by EOF on its socket";
+            pub(crate) const PARENT_DEATH: &str = "a worker learns that its parent died by EOF on its stdin pipe";
         } else if #[cfg(windows)] {
             /// How a process worker learns that its parent died (shown in the worker plan).
             pub(crate) const PARENT_DEATH: &str =
-                "workers live in a Job Object with KILL_ON_JOB_CLOSE and also watch for EOF on their socket";
+                "workers live in a Job Object with KILL_ON_JOB_CLOSE and also watch for EOF on their stdin pipe";
         } else {
             /// How a process worker learns that its parent died (shown in the worker plan).
-            pub(crate) const PARENT_DEATH: &str = "a worker learns that its parent died by EOF on its socket";
+            pub(crate) const PARENT_DEATH: &str = "a worker learns that its parent died by EOF on its stdin pipe";
         }
     }
 

@@ -88,6 +88,7 @@ fn cases_list() -> Vec<Case> {
         &both!(ctrl_c_exits_cleanly),
         &one!("pool", bad_configuration),
         &both!(wait_timeout_and_is_finished),
+        &both!(demo_runs_and_cross_checks),
     ]
     .concat()
 }
