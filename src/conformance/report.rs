@@ -151,7 +151,7 @@ impl Report {
             self.failures.len()
         );
         for f in &self.failures {
-            let _ = writeln!(out, "FAIL {} on {}: {}", f.case, f.device, f.message);
+            let _ = writeln!(out, "FAIL {} on {}: {}", f.case, f.device, abridge(&f.message));
         }
         out
     }
@@ -180,6 +180,18 @@ impl Report {
             "failed": self.failures,
         })
     }
+}
+
+/// The first lines of a long message (a kernel compile error carries the whole generated
+/// source); `--json` keeps it whole.
+fn abridge(message: &str) -> String {
+    const LINES: usize = 12;
+    let mut lines: Vec<&str> = message.lines().take(LINES + 1).collect();
+    if lines.len() > LINES {
+        lines.truncate(LINES);
+        lines.push("[...] (the whole message is in --json)");
+    }
+    lines.join("\n")
 }
 
 /// Runs every case on every device, computing each case's reference once.
@@ -233,6 +245,14 @@ mod tests {
         assert!(json["results"][1]["max_ulp"].is_null());
         assert_eq!(json["results"][3]["status"], "fail");
         assert!(r.table().contains("FAIL add"));
+    }
+
+    #[test]
+    fn long_messages_are_abridged_in_the_table() {
+        let long: String = (0..40).map(|i| format!("line {i}\n")).collect();
+        let short = abridge(&long);
+        assert!(short.contains("line 11") && !short.contains("line 12") && short.ends_with("--json)"));
+        assert_eq!(abridge("one\ntwo"), "one\ntwo");
     }
 
     #[test]
