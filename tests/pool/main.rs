@@ -9,6 +9,8 @@ mod cases;
 mod scenario;
 mod support;
 mod tasks;
+#[cfg(unix)]
+mod unix_cases;
 
 use libtest_mimic::{Arguments, Trial};
 use polycompute::WorkerMode::{Process, Thread};
@@ -68,8 +70,6 @@ fn cases_list() -> Vec<Case> {
         both!(results_in_order).as_slice(),
         &both!(task_error),
         &both!(panic_is_reported),
-        &one!("process", abort_and_exit),
-        &one!("process", worker_killed_from_outside),
         &both!(timeout),
         &both!(cancellation),
         &both!(ten_thousand_with_one_percent_crashes),
@@ -84,11 +84,25 @@ fn cases_list() -> Vec<Case> {
         &both!(callback_runs_off_the_caller_thread),
         &both!(max_tasks_per_worker),
         &one!("process", worker_that_cannot_start),
-        &one!("process", parent_sigkill_leaves_no_worker),
-        &both!(ctrl_c_exits_cleanly),
         &one!("pool", bad_configuration),
         &both!(wait_timeout_and_is_finished),
         &both!(demo_runs_and_cross_checks),
+        #[cfg(unix)]
+        &unix_cases(),
     ]
     .concat()
+}
+
+/// The cases that need Unix signals.
+#[cfg(unix)]
+fn unix_cases() -> Vec<Case> {
+    let (thread, process): (fn(), fn()) =
+        (|| unix_cases::ctrl_c_exits_cleanly(Thread), || unix_cases::ctrl_c_exits_cleanly(Process));
+    vec![
+        ("process::abort_and_exit", unix_cases::abort_and_exit),
+        ("process::worker_killed_from_outside", unix_cases::worker_killed_from_outside),
+        ("process::parent_sigkill_leaves_no_worker", unix_cases::parent_sigkill_leaves_no_worker),
+        ("thread::ctrl_c_exits_cleanly", thread),
+        ("process::ctrl_c_exits_cleanly", process),
+    ]
 }

@@ -12,6 +12,7 @@ pub fn builder(mode: WorkerMode) -> PoolBuilder {
     Pool::builder(&pool_tasks()).cpu().mode(mode)
 }
 
+#[cfg(unix)]
 /// Whether process `pid` still runs (a zombie counts as gone: it runs nothing).
 pub fn running(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -23,6 +24,7 @@ pub fn running(pid: u32) -> bool {
     }
 }
 
+#[cfg(unix)]
 /// Whether process `pid` exists at all, zombie included (Linux; elsewhere as `running`).
 pub fn exists(pid: u32) -> bool {
     if std::path::Path::new("/proc/self").exists() {
@@ -46,6 +48,7 @@ pub fn within(limit: Duration, mut cond: impl FnMut() -> bool) -> Option<Duratio
     }
 }
 
+#[cfg(unix)]
 /// Sends `sig` to `pid`.
 pub fn signal(pid: u32, sig: i32) {
     // SAFETY: kill takes plain integers.
