@@ -1,0 +1,310 @@
+//! Runs the generated map kernels on the host: the CUDA C++ of each kernel is compiled with the
+//! system C++ compiler (a small header maps the CUDA intrinsics it uses to their exact host
+//! equivalents, and the grid to one thread), run over corner-case inputs (NaN, infinities, ±0,
+//! halves, integer extremes, zero divisors), and compared with the CPU backend on the same op.
+//! So the semantics written in `codegen/semantics.rs` are checked here, without a GPU; on a
+//! GPU, the conformance suite checks the device's math library on top.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use polycompute_core::{BackendKind, BinaryOp, DType, Device, Expr, HostVec, Op, Program, Shape, UnaryOp};
+use polycompute_cuda::codegen::map;
+
+const SHIM: &str = r#"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define __device__
+#define __global__
+#define __forceinline__ inline
+struct pc_dim3 { unsigned x, y, z; };
+static const pc_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
+static inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
+static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
+static inline long long __double_as_longlong(double x) { long long i; memcpy(&i, &x, 8); return i; }
+static inline float __double2float_rn(double x) { return (float)x; }
+static inline float __int2float_rn(int x) { return (float)x; }
+static inline float __uint2float_rn(unsigned x) { return (float)x; }
+static inline double __int2double_rn(int x) { return (double)x; }
+static inline double __uint2double_rn(unsigned x) { return (double)x; }
+static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
+static inline double __ll2double_rn(long long x) { return (double)x; }
+static void *pc_read(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb"); if (!f) { perror(path); exit(2); }
+  fseek(f, 0, SEEK_END); *len = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
+  void *p = malloc(*len ? *len : 1); if (*len && fread(p, 1, *len, f) != *len) exit(3); fclose(f); return p;
+}
+static void pc_write(const char *path, const void *p, size_t len) {
+  FILE *f = fopen(path, "wb"); if (!f || fwrite(p, 1, len, f) != len) exit(4); fclose(f);
+}
+"#;
+
+fn values(dt: DType) -> HostVec {
+    match dt {
+        DType::F32 => HostVec::F32(vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            3.0,
+            -7.25,
+            0.1,
+            1e-45,
+            3.4e38,
+            -3.4e38,
+            2147483520.0,
+            -2147483648.0,
+            4294967040.0,
+            5e9,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ]),
+        DType::F64 => HostVec::F64(vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            3.0,
+            -7.25,
+            0.1,
+            5e-324,
+            1.7e308,
+            -1.7e308,
+            2147483647.5,
+            -2147483648.5,
+            4294967295.5,
+            5e9,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]),
+        DType::I32 => {
+            HostVec::I32(vec![0, 1, -1, 2, -2, 3, -3, 7, -7, 31, 32, 65536, i32::MIN, i32::MAX, i32::MIN + 1])
+        }
+        DType::U32 => HostVec::U32(vec![0, 1, 2, 3, 7, 31, 32, 65536, 0x8000_0000, u32::MAX, u32::MAX - 1]),
+    }
+}
+
+/// All pairs (a, b) of the corner values, as two columns.
+fn pairs(v: &HostVec) -> (HostVec, HostVec) {
+    fn go<T: Copy>(v: &[T]) -> (Vec<T>, Vec<T>) {
+        let a = v.iter().flat_map(|&x| v.iter().map(move |_| x)).collect();
+        let b = v.iter().flat_map(|_| v.iter().copied()).collect();
+        (a, b)
+    }
+    match v {
+        HostVec::F32(v) => {
+            let (a, b) = go(v);
+            (HostVec::F32(a), HostVec::F32(b))
+        }
+        HostVec::F64(v) => {
+            let (a, b) = go(v);
+            (HostVec::F64(a), HostVec::F64(b))
+        }
+        HostVec::I32(v) => {
+            let (a, b) = go(v);
+            (HostVec::I32(a), HostVec::I32(b))
+        }
+        HostVec::U32(v) => {
+            let (a, b) = go(v);
+            (HostVec::U32(a), HostVec::U32(b))
+        }
+    }
+}
+
+fn bytes(v: &HostVec) -> Vec<u8> {
+    match v {
+        HostVec::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+/// Element `i` as bits widened to u64, and whether it is a NaN.
+fn element(v: &HostVec, i: usize) -> (u64, bool, f64) {
+    match v {
+        HostVec::F32(v) => (v[i].to_bits() as u64, v[i].is_nan(), v[i] as f64),
+        HostVec::F64(v) => (v[i].to_bits(), v[i].is_nan(), v[i]),
+        HostVec::I32(v) => (v[i] as u32 as u64, false, v[i] as f64),
+        HostVec::U32(v) => (v[i] as u64, false, v[i] as f64),
+    }
+}
+
+fn from_bytes(dt: DType, b: &[u8]) -> HostVec {
+    match dt {
+        DType::F32 => HostVec::F32(b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::F64 => HostVec::F64(b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::I32 => HostVec::I32(b.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::U32 => HostVec::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
+    }
+}
+
+struct Case {
+    name: String,
+    program: Program,
+    inputs: Vec<HostVec>,
+}
+
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let (x, y) = (Expr::arg(0), Expr::arg(1));
+    for dt in DType::ALL {
+        let v = values(dt);
+        let (a, b) = pairs(&v);
+        for u in UnaryOp::ALL {
+            if let Ok(p) = Program::compile(&x.clone().unary(u), &[dt]) {
+                out.push(Case { name: format!("{}({dt})", u.name()), program: p, inputs: vec![v.clone()] });
+            }
+        }
+        for op in BinaryOp::ALL {
+            if let Ok(p) = Program::compile(&x.clone().binary(op, y.clone()), &[dt, dt]) {
+                out.push(Case { name: format!("{}({dt})", op.name()), program: p, inputs: vec![a.clone(), b.clone()] });
+            }
+        }
+        for to in DType::ALL {
+            let p = Program::compile(&x.clone().cast(to), &[dt]).unwrap();
+            out.push(Case { name: format!("cast({dt} -> {to})"), program: p, inputs: vec![v.clone()] });
+        }
+        let sel = Expr::select(x.clone(), y.clone(), Expr::index().cast(dt));
+        let p = Program::compile(&sel, &[dt, dt]).unwrap();
+        out.push(Case { name: format!("select({dt})"), program: p, inputs: vec![a.clone(), b.clone()] });
+    }
+    out
+}
+
+/// Ops whose result comes from a math library (host libm on both sides here, but not
+/// required to be correctly rounded): compared within a few ULPs, the rest bit for bit.
+fn transcendental(name: &str) -> bool {
+    ["exp(", "ln(", "sin(", "cos(", "tan(", "tanh(", "pow("].iter().any(|p| name.starts_with(p))
+}
+
+fn ulps(a: f64, b: f64, dt: DType) -> f64 {
+    if a == b {
+        return 0.0;
+    }
+    let scale = match dt {
+        DType::F32 => (a.abs().max(b.abs()) as f32).max(f32::MIN_POSITIVE) as f64 * f32::EPSILON as f64,
+        _ => a.abs().max(b.abs()).max(f64::MIN_POSITIVE) * f64::EPSILON,
+    };
+    (a - b).abs() / scale
+}
+
+/// The C type of a dtype outside the kernels' namespaces (where the prelude's typedefs live).
+fn host_type(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::I32 => "int",
+        DType::U32 => "unsigned",
+    }
+}
+
+fn compiler() -> Option<String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    Command::new(&cxx).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| cxx)
+}
+
+#[test]
+fn generated_map_kernels_agree_with_the_cpu_backend() {
+    // Referencing the crates links them (and registers both backends).
+    let _ = polycompute_cpu::CpuBackend;
+    let _ = polycompute_cuda::matmul_impl();
+    let Some(cxx) = compiler() else {
+        println!("SKIPPED: no C++ compiler (set CXX)");
+        return;
+    };
+    let cpu = Device::open(BackendKind::Cpu, 0).unwrap();
+    let dir = std::env::temp_dir().join(format!("polycompute-host-semantics-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = cases();
+    let mut src = String::from(SHIM);
+    let mut main = String::from("int main() {\n  size_t len;\n");
+    for (i, c) in cases.iter().enumerate() {
+        let n = c.inputs[0].len();
+        let shape = Shape::new(&[n]).unwrap();
+        let plan = map::plan(&c.program, &vec![shape.clone(); c.inputs.len()], &shape).unwrap();
+        let kernel = plan.kernel.source.replace("extern \"C\" ", "");
+        src.push_str(&format!("namespace k{i} {{\n{kernel}\n}}\n"));
+        let out_t = host_type(c.program.output_dtype());
+        main.push_str(&format!("  {{ {out_t} *out = ({out_t} *)malloc({n} * sizeof({out_t}) + 1);\n"));
+        let mut args = String::new();
+        for (k, input) in c.inputs.iter().enumerate() {
+            std::fs::write(dir.join(format!("in_{i}_{k}.bin")), bytes(input)).unwrap();
+            let t = host_type(input.dtype());
+            main.push_str(&format!(
+                "    const {t} *in{k} = (const {t} *)pc_read(\"{}\", &len);\n",
+                dir.join(format!("in_{i}_{k}.bin")).display()
+            ));
+            args.push_str(&format!("in{k}, "));
+        }
+        main.push_str(&format!(
+            "    k{i}::pc_map(out, {args}{n}u);\n    pc_write(\"{}\", out, {n} * sizeof({out_t}));\n  }}\n",
+            dir.join(format!("out_{i}.bin")).display()
+        ));
+    }
+    main.push_str("  return 0;\n}\n");
+    src.push_str(&main);
+    let cpp = dir.join("kernels.cpp");
+    std::fs::write(&cpp, &src).unwrap();
+    let exe = dir.join("kernels");
+    let built = Command::new(&cxx)
+        .args(["-O0", "-ffp-contract=off", "-w", "-o"])
+        .arg(&exe)
+        .arg(&cpp)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "host compile failed:\n{}", String::from_utf8_lossy(&built.stderr));
+    let ran = Command::new(&exe).output().unwrap();
+    assert!(ran.status.success(), "host run failed: {}", String::from_utf8_lossy(&ran.stderr));
+
+    let mut failures = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let out_dt = c.program.output_dtype();
+        let got = from_bytes(out_dt, &std::fs::read(dir.join(format!("out_{i}.bin"))).unwrap());
+        let n = c.inputs[0].len();
+        let shape = Shape::new(&[n]).unwrap();
+        let bufs: Vec<_> = c.inputs.iter().map(|v| cpu.backend().upload(v.as_slice()).unwrap()).collect();
+        let op =
+            Op::Map { program: Arc::new(c.program.clone()), input_shapes: vec![shape.clone(); c.inputs.len()], shape };
+        let want =
+            cpu.backend().download(&cpu.backend().execute(&op, &bufs.iter().collect::<Vec<_>>()).unwrap()).unwrap();
+        for j in 0..n {
+            let ((gb, gnan, gv), (wb, wnan, wv)) = (element(&got, j), element(&want, j));
+            let ok = if gnan || wnan {
+                gnan == wnan
+            } else if transcendental(&c.name) {
+                ulps(gv, wv, out_dt) <= 4.0 || (gv.is_infinite() && gv == wv)
+            } else {
+                gb == wb
+            };
+            if !ok {
+                let ins: Vec<f64> = c.inputs.iter().map(|v| element(v, j).2).collect();
+                failures.push(format!("{}: inputs {ins:?}: cuda C {gv:e} ({gb:#x}), cpu {wv:e} ({wb:#x})", c.name));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("{} map kernels run on the host against the CPU backend, {} mismatches", cases.len(), failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.iter().take(60).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
