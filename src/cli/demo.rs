@@ -108,7 +108,8 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .workers_per_device(args.workers_per_device)
         .mode(mode)
         .seed(args.seed)
-        .chunk_size(1) // tasks are large: balance them one by one
+        .chunk_size(1) // tasks are large: hand them out one by one, none sent ahead,
+        .pipeline_depth(1) // so a slow device never sits on work a fast one could take
         .progress(!args.json)
         .build()?;
     let pool = Arc::new(pool);

@@ -6,6 +6,7 @@
 //! set, the binary plays a parent program that the tests kill or interrupt from outside.
 
 mod cases;
+mod logged;
 mod scenario;
 mod support;
 mod tasks;
@@ -87,6 +88,10 @@ fn cases_list() -> Vec<Case> {
         &one!("pool", bad_configuration),
         &both!(wait_timeout_and_is_finished),
         &both!(demo_runs_and_cross_checks),
+        &[
+            ("thread::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Thread)),
+            ("process::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Process)),
+        ],
         #[cfg(unix)]
         &unix_cases(),
     ]

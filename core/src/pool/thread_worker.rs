@@ -140,6 +140,9 @@ fn run(inner: Arc<Inner>, slot: Arc<Slot>, gen: u64) {
         slot.current.lock().unwrap_or_else(|p| p.into_inner()).take();
         served += ctl.len as u64;
         if retire || inner.cfg.max_tasks.is_some_and(|max| served >= max) {
+            // Let go of the device first, so the fresh worker opens a new context rather
+            // than this one (it is poisoned after a sticky fault).
+            drop(ctx);
             replace(&inner, &slot, gen);
             return;
         }
