@@ -253,13 +253,13 @@ fn unary_specials(op: UnaryOp) -> Gen {
 fn binary_domain(op: BinaryOp, dtype: DType) -> (Gen, Gen) {
     use BinaryOp::*;
     let raw = Gen::Wide { max_exp: 0 };
-    let small_ints = |lo: f64, hi: f64| uniform(if dtype == DType::U32 { lo.max(0.0) } else { lo }, hi);
+    let small_ints = |lo: i64, hi: i64| Gen::Ints { lo: if dtype == DType::U32 { lo.max(0) } else { lo }, hi };
     match op {
-        Div | Rem if dtype.is_int() => (raw, small_ints(-10.0, 10.0)),
-        Pow if dtype.is_int() => (raw, small_ints(-4.0, 64.0)),
+        Div | Rem if dtype.is_int() => (raw, small_ints(-10, 10)),
+        Pow if dtype.is_int() => (raw, small_ints(-4, 64)),
         Pow => (uniform(0.5, 4.0), uniform(-4.0, 4.0)),
         // Comparisons need ties: small integers in every dtype.
-        Eq | Ne | Lt | Le | Gt | Ge => (small_ints(-3.0, 3.0), small_ints(-3.0, 3.0)),
+        Eq | Ne | Lt | Le | Gt | Ge => (small_ints(-3, 3), small_ints(-3, 3)),
         _ if dtype.is_int() => (raw.clone(), raw),
         _ => (Gen::Wide { max_exp: 20 }, Gen::Wide { max_exp: 20 }),
     }
@@ -345,6 +345,15 @@ fn map_shape_cases(c: &mut Corpus) {
         ],
         Tolerance::Exact,
     );
+    for dtype in [DType::I32, DType::U32] {
+        // A program whose dtype changes: integer input, f64 result, through select and casts.
+        // sqrt and * 0.5 are correctly rounded in f64, so the result is exact.
+        let x = Expr::arg(0);
+        let f = x.clone().cast(DType::F64);
+        let e = Expr::select(x.gt(7), f.clone().sqrt(), f * 0.5);
+        let ins = vec![input(&[257], dtype, Gen::Wide { max_exp: 0 })];
+        c.add(format!("mixed_{dtype}_to_f64_257"), "mixed_to_f64", dtype, CaseOp::Map(e), ins, Tolerance::Exact);
+    }
     for dtype in [DType::F32, DType::F64] {
         // x * 2 is exact, so only sin's error and the final rounding remain.
         let e = Expr::arg(0) * 2.0 + Expr::arg(1).sin();
@@ -385,6 +394,13 @@ fn reduce_cases(c: &mut Corpus) {
                 let with_inf = Gen::With(Box::new(gen.clone()), vec![(100, f64::INFINITY)]);
                 let ins = vec![input(&[257], dtype, with_inf)];
                 c.add(format!("{name}_257_inf"), kind.name(), dtype, op(None), ins, tol);
+            }
+            if matches!(kind, ReduceKind::ArgMin | ReduceKind::ArgMax) {
+                // Many ties among five values: the first index must win.
+                let ins = vec![input(&[257], dtype, Gen::Ints { lo: 0, hi: 4 })];
+                c.add(format!("{name}_257_ties"), kind.name(), dtype, op(None), ins, tol);
+                let ins = vec![input(&[5, 7, 33], dtype, Gen::Ints { lo: 0, hi: 4 })];
+                c.add(format!("{name}_5x7x33_axis1_ties"), kind.name(), dtype, op(Some(1)), ins, tol);
             }
             for axis in 0..3 {
                 let ins = vec![input(&[5, 7, 33], dtype, gen.clone())];

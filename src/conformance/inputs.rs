@@ -15,6 +15,14 @@ pub enum Gen {
         /// Upper end.
         hi: f64,
     },
+    /// Whole numbers uniform in `[lo, hi]` in any dtype (floats too): ties for comparisons and
+    /// argmin/argmax.
+    Ints {
+        /// Lower end.
+        lo: i64,
+        /// Upper end.
+        hi: i64,
+    },
     /// Integers: raw Philox bits (the whole range). Floats: `±m·2^e` with `m` in `[1, 2)` and
     /// `e` uniform in `[-max_exp, max_exp]`, i.e. many magnitudes at once.
     Wide {
@@ -36,6 +44,7 @@ impl Gen {
         match self {
             Gen::Uniform { lo, hi } => format!("uniform[{lo}, {hi}]"),
             Gen::Wide { max_exp } => format!("wide(2^±{max_exp})"),
+            Gen::Ints { lo, hi } => format!("integers[{lo}, {hi}]"),
             Gen::Specials => "specials".into(),
             Gen::SpecialsWithin(limit) => format!("specials within ±{limit}"),
             Gen::With(g, at) => format!("{} with {at:?}", g.describe()),
@@ -47,6 +56,7 @@ impl Gen {
         match self {
             Gen::Uniform { lo, hi } => uniform(dtype, len, seed, *lo, *hi),
             Gen::Wide { max_exp } => wide(dtype, len, seed, *max_exp),
+            Gen::Ints { lo, hi } => ints(dtype, len, seed, *lo, *hi),
             Gen::Specials => cycle(specials(dtype), len),
             Gen::SpecialsWithin(limit) => cycle(specials_within(dtype, *limit), len),
             Gen::With(g, at) => {
@@ -105,6 +115,18 @@ fn uniform(dtype: DType, len: usize, seed: u64, lo: f64, hi: f64) -> HostVec {
         DType::F64 => HostVec::F64((0..len).map(|_| lo + (hi - lo) * w.unit()).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as u32).collect()),
+    }
+}
+
+fn ints(dtype: DType, len: usize, seed: u64, lo: i64, hi: i64) -> HostVec {
+    let mut w = Words::new(seed);
+    let span = (hi - lo + 1).max(1) as u64;
+    let mut next = || lo + ((w.next() as u64 * span) >> 32) as i64;
+    match dtype {
+        DType::F32 => HostVec::F32((0..len).map(|_| next() as f32).collect()),
+        DType::F64 => HostVec::F64((0..len).map(|_| next() as f64).collect()),
+        DType::I32 => HostVec::I32((0..len).map(|_| next() as i32).collect()),
+        DType::U32 => HostVec::U32((0..len).map(|_| next() as u32).collect()),
     }
 }
 
@@ -287,6 +309,13 @@ mod tests {
         // Random123's known answer for key 0, counter 0, then block 1.
         assert_eq!(&w[..4], &[0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]);
         assert_eq!(w[4], philox::uniform_u32(0, 4));
+    }
+
+    #[test]
+    fn whole_numbers_tie_in_every_dtype() {
+        let HostVec::F32(v) = Gen::Ints { lo: -2, hi: 2 }.materialize(DType::F32, 500, 4) else { unreachable!() };
+        assert!(v.iter().all(|x| x.fract() == 0.0 && (-2.0..=2.0).contains(x)));
+        assert!((-2..=2).all(|k| v.contains(&(k as f32))));
     }
 
     #[test]
