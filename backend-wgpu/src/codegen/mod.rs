@@ -8,6 +8,7 @@ pub(crate) mod map;
 pub(crate) mod matmul;
 pub(crate) mod reduce;
 pub(crate) mod semantics;
+pub(crate) mod transcendental;
 
 use std::fmt::Write;
 

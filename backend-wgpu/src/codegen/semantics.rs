@@ -13,12 +13,14 @@
 //!   which rounds); integer `/` and `%` floor, and give 0 for a zero divisor.
 //! * Float to integer casts saturate and send NaN to 0; `i32`<->`u32` reinterpret bits.
 //! * `pow` follows IEEE's special cases (WGSL's is `exp2(y * log2(x))`, undefined for x < 0);
-//!   `tanh` avoids the `inf / inf` of a naive formula.
+//!   `tanh` avoids the `inf / inf` of a naive formula; the f32 transcendentals are written
+//!   out in `transcendental`.
 
 use std::collections::BTreeSet;
 
 use polycompute_core::DType;
 
+use super::transcendental::f32_transcendental;
 use super::wgsl_type;
 
 /// The WGSL helpers for kernels over `dtypes` (their arithmetic and the casts between them).
@@ -28,7 +30,7 @@ pub(crate) fn library(dtypes: &BTreeSet<DType>) -> String {
     if dtypes.contains(&DType::F32) || dtypes.contains(&DType::F64) {
         out.push_str(F32_BASE);
         out.push_str(&float_lib("f32"));
-        out.push_str(F32_TRANSCENDENTAL);
+        out.push_str(&f32_transcendental());
     }
     if dtypes.contains(&DType::F64) {
         out.push_str(F64_BASE);
@@ -135,78 +137,6 @@ fn rem_{T}(a: {T}, b: {T}) -> {T} {
 fn float_lib(t: &str) -> String {
     FLOAT_LIB.replace("{T}", t)
 }
-
-/// f32 transcendentals with IEEE special cases made explicit (WGSL leaves them undefined).
-const F32_TRANSCENDENTAL: &str = r#"
-fn exp_f32(x: f32) -> f32 {
-    if (isnan_f32(x)) { return x; }
-    if (isinf_f32(x)) { return select(x, 0.0, x < 0.0); }
-    return exp(x);
-}
-fn ln_f32(x: f32) -> f32 {
-    if (isnan_f32(x)) { return x; }
-    if (x == 0.0) { return inf_f32(true); }
-    if (x < 0.0) { return nan_f32(); }
-    if (isinf_f32(x)) { return x; }
-    return log(x);
-}
-fn sin_f32(x: f32) -> f32 {
-    if (isnan_f32(x) || isinf_f32(x)) { return select(x, nan_f32(), isinf_f32(x)); }
-    return sin(x);
-}
-fn cos_f32(x: f32) -> f32 {
-    if (isnan_f32(x) || isinf_f32(x)) { return select(x, nan_f32(), isinf_f32(x)); }
-    return cos(x);
-}
-fn tan_f32(x: f32) -> f32 {
-    if (isnan_f32(x) || isinf_f32(x)) { return select(x, nan_f32(), isinf_f32(x)); }
-    return tan(x);
-}
-// Odd Taylor series near 0 (where 1 - 2 / (e^2x + 1) cancels), saturation far out (where
-// e^2x overflows), and the exponential form in between.
-fn tanh_f32(x: f32) -> f32 {
-    if (isnan_f32(x)) { return x; }
-    let a = abs(x);
-    if (a > 9.0) { return copysign_f32(1.0, x); }
-    if (a < 0.5) {
-        let x2 = x * x;
-        var p = -0.0014558344;
-        p = p * x2 + 0.0035921280;
-        p = p * x2 - 0.0088632355;
-        p = p * x2 + 0.021869488;
-        p = p * x2 - 0.053968254;
-        p = p * x2 + 0.13333334;
-        p = p * x2 - 0.33333334;
-        return x + x * x2 * p;
-    }
-    let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
-    return copysign_f32(r, x);
-}
-fn pow_f32(x: f32, y: f32) -> f32 {
-    if (y == 0.0 || x == 1.0) { return 1.0; }
-    if (isnan_f32(x) || isnan_f32(y)) { return nan_f32(); }
-    let ax = abs(x);
-    let ay = abs(y);
-    let y_int = floor(y) == y;
-    let y_odd = y_int && ay < 16777216.0 && floor(ay * 0.5) * 2.0 != ay;
-    var r: f32;
-    if (ax == 0.0) {
-        r = select(0.0, inf_f32(false), y < 0.0);
-    } else if (isinf_f32(ax)) {
-        r = select(inf_f32(false), 0.0, y < 0.0);
-    } else if (isinf_f32(y)) {
-        if (ax == 1.0) { return 1.0; }
-        r = select(0.0, inf_f32(false), (ax > 1.0) == (y > 0.0));
-    } else {
-        r = pow(ax, y);
-    }
-    if (signbit_f32(x)) {
-        if (!y_int && ax != 0.0 && !isinf_f32(ax)) { return nan_f32(); }
-        if (y_odd) { r = -r; }
-    }
-    return r;
-}
-"#;
 
 /// Integer helpers: floor division and floored remainder with a zero divisor giving 0,
 /// wrapping powers, comparisons as 1/0 and truthiness.
