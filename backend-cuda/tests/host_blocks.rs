@@ -1,0 +1,281 @@
+//! Runs the generated kernels that need a whole thread block (the tiled matmul and the tiled
+//! transpose: threads share tiles through shared memory between barriers) on the host: each
+//! block is emulated by one host thread per CUDA thread, `__syncthreads` by a barrier, shared
+//! memory by statics. Checks the own matmul kernel (f32, f64; batched; sizes that are not
+//! multiples of the tiles; k = 0) against an f64 host product, and transposes exactly.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use polycompute_core::{philox, DType, Shape};
+use polycompute_cuda::codegen::{layout, matmul, Kernel};
+
+const SHIM: &str = r#"
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <vector>
+#define __device__
+#define __global__
+#define __shared__ static
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+struct pc_dim3 { unsigned x, y, z; };
+static thread_local pc_dim3 threadIdx;
+static pc_dim3 blockIdx, blockDim, gridDim;
+static pthread_barrier_t pc_barrier;
+#define __syncthreads() pthread_barrier_wait(&pc_barrier)
+static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
+static inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
+static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
+static inline long long __double_as_longlong(double x) { long long i; memcpy(&i, &x, 8); return i; }
+static inline float __double2float_rn(double x) { return (float)x; }
+static inline float __int2float_rn(int x) { return (float)x; }
+static inline float __uint2float_rn(unsigned x) { return (float)x; }
+static inline double __int2double_rn(int x) { return (double)x; }
+static inline double __uint2double_rn(unsigned x) { return (double)x; }
+using std::fma;
+struct pc_thread { pc_dim3 idx; void (*body)(void *); void *arg; };
+static void *pc_thread_main(void *p) {
+  pc_thread *t = (pc_thread *)p; threadIdx = t->idx; t->body(t->arg); return 0;
+}
+// Runs body on every thread of every block of the grid, one block at a time.
+static void pc_launch(pc_dim3 grid, pc_dim3 block, void (*body)(void *), void *arg) {
+  gridDim = grid; blockDim = block;
+  unsigned n = block.x * block.y * block.z;
+  std::vector<pthread_t> th(n); std::vector<pc_thread> ts(n);
+  for (unsigned z = 0; z < grid.z; ++z) for (unsigned y = 0; y < grid.y; ++y) for (unsigned x = 0; x < grid.x; ++x) {
+    blockIdx = {x, y, z};
+    pthread_barrier_init(&pc_barrier, 0, n);
+    unsigned i = 0;
+    for (unsigned tz = 0; tz < block.z; ++tz) for (unsigned ty = 0; ty < block.y; ++ty) for (unsigned tx = 0; tx < block.x; ++tx, ++i) {
+      ts[i] = {{tx, ty, tz}, body, arg};
+      if (pthread_create(&th[i], 0, pc_thread_main, &ts[i])) { perror("pthread_create"); exit(5); }
+    }
+    for (unsigned k = 0; k < n; ++k) pthread_join(th[k], 0);
+    pthread_barrier_destroy(&pc_barrier);
+  }
+}
+static void *pc_read(const char *path) {
+  FILE *f = fopen(path, "rb"); if (!f) { perror(path); exit(2); }
+  fseek(f, 0, SEEK_END); size_t len = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
+  void *p = malloc(len ? len : 1); if (len && fread(p, 1, len, f) != len) exit(3); fclose(f); return p;
+}
+static void pc_write(const char *path, const void *p, size_t len) {
+  FILE *f = fopen(path, "wb"); if (!f || fwrite(p, 1, len, f) != len) exit(4); fclose(f);
+}
+"#;
+
+fn compiler() -> Option<String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    Command::new(&cxx).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| cxx)
+}
+
+struct Harness {
+    dir: PathBuf,
+    src: String,
+    main: String,
+    count: usize,
+}
+
+impl Harness {
+    fn new(name: &str) -> Harness {
+        let dir = std::env::temp_dir().join(format!("polycompute-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Harness { dir, src: SHIM.to_string(), main: String::from("int main() {\n"), count: 0 }
+    }
+
+    /// Adds `kernel` and a launch of it. The kernel's parameters are globals (`params`: C type
+    /// and name, in order) of a namespace that `setup` fills through the prefix `ARGS::`.
+    fn launch(
+        &mut self,
+        kernel: &Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        params: &[(&str, &str)],
+        setup: &str,
+    ) {
+        let ns = format!("k{}", self.count);
+        self.count += 1;
+        let body = kernel.source.replace("extern \"C\" ", "");
+        let _ = writeln!(self.src, "namespace {ns} {{\n{body}\n}}");
+        let decls: String = params.iter().map(|(t, n)| format!("{t} {n}; ")).collect();
+        let _ = writeln!(self.src, "namespace {ns}_args {{ {decls}}}");
+        let call: Vec<String> = params.iter().map(|(_, n)| format!("{ns}_args::{n}")).collect();
+        let _ = writeln!(self.src, "static void body_{ns}(void *) {{ {ns}::{}({}); }}", kernel.entry, call.join(", "));
+        let _ = writeln!(
+            self.main,
+            "  {{\n{}    pc_launch({{{}u, {}u, {}u}}, {{{}u, {}u, {}u}}, body_{ns}, 0);\n  }}",
+            setup.replace("ARGS::", &format!("{ns}_args::")),
+            grid.0,
+            grid.1,
+            grid.2,
+            block.0,
+            block.1,
+            block.2
+        );
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+
+    fn run(mut self, cxx: &str) -> PathBuf {
+        self.main.push_str("  return 0;\n}\n");
+        let cpp = self.dir.join("kernels.cpp");
+        std::fs::write(&cpp, format!("{}{}", self.src, self.main)).unwrap();
+        let exe = self.dir.join("kernels");
+        let out = Command::new(cxx)
+            .args(["-O2", "-ffp-contract=off", "-w", "-pthread", "-o"])
+            .arg(&exe)
+            .arg(&cpp)
+            .arg("-lm")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "host compile failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let ran = Command::new(&exe).output().unwrap();
+        assert!(ran.status.success(), "host run failed: {}", String::from_utf8_lossy(&ran.stderr));
+        self.dir
+    }
+}
+
+fn write_f64s(path: &str, v: &[f64], dt: DType) {
+    let b: Vec<u8> = match dt {
+        DType::F32 => v.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect(),
+        _ => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    };
+    std::fs::write(path, b).unwrap();
+}
+
+fn read_f64s(path: &Path, dt: DType) -> Vec<f64> {
+    let b = std::fs::read(path).unwrap();
+    match dt {
+        DType::F32 => b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+        _ => b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect(),
+    }
+}
+
+#[test]
+fn own_matmul_kernel_matches_a_host_product() {
+    let Some(cxx) = compiler() else {
+        println!("SKIPPED: no C++ compiler (set CXX)");
+        return;
+    };
+    let shapes = [(1usize, 1usize, 1usize, 1usize), (1, 130, 17, 260), (2, 65, 129, 3), (1, 3, 0, 4), (3, 8, 9, 10)];
+    let mut h = Harness::new("host-matmul");
+    let mut cases = Vec::new();
+    for dt in [DType::F32, DType::F64] {
+        let t = if dt == DType::F32 { "float" } else { "double" };
+        let tiles = matmul::tiles(dt);
+        for (ci, &(batch, m, k, n)) in shapes.iter().enumerate() {
+            let round = |x: f64| if dt == DType::F32 { x as f32 as f64 } else { x };
+            let a: Vec<f64> = (0..batch * m * k).map(|i| round(philox::normal_f64(1, i as u64))).collect();
+            let b: Vec<f64> = (0..batch * k * n).map(|i| round(philox::normal_f64(2, i as u64))).collect();
+            let tag = format!("{dt}_{ci}");
+            let (pa, pb, pc) =
+                (h.path(&format!("a_{tag}.bin")), h.path(&format!("b_{tag}.bin")), h.path(&format!("c_{tag}.bin")));
+            write_f64s(&pa, &a, dt);
+            write_f64s(&pb, &b, dt);
+            let grid = ((n as u32).div_ceil(tiles.bn), (m as u32).div_ceil(tiles.bm), batch as u32);
+            let setup = format!(
+                "    ARGS::A = (const {t} *)pc_read(\"{pa}\"); ARGS::B = (const {t} *)pc_read(\"{pb}\");\n    \
+                 ARGS::C = ({t} *)calloc({} + 1, sizeof({t})); ARGS::M = {m}; ARGS::N = {n}; ARGS::K = {k}; ARGS::batch = {batch};\n",
+                batch * m * n
+            );
+            let (ct, mt) = (format!("const {t} *"), format!("{t} *"));
+            let params = [
+                (ct.as_str(), "A"),
+                (ct.as_str(), "B"),
+                (mt.as_str(), "C"),
+                ("unsigned", "M"),
+                ("unsigned", "N"),
+                ("unsigned", "K"),
+                ("unsigned", "batch"),
+            ];
+            h.launch(&matmul::kernel(dt).unwrap(), grid, (tiles.threads(), 1, 1), &params, &setup);
+            let ns = format!("k{}", h.count - 1);
+            let _ = writeln!(h.main, "  pc_write(\"{pc}\", {ns}_args::C, {} * sizeof({t}));", batch * m * n);
+            cases.push((tag, dt, batch, m, k, n, a, b));
+        }
+    }
+    let dir = h.run(&cxx);
+    for (tag, dt, batch, m, k, n, a, b) in cases {
+        let got = read_f64s(&dir.join(format!("c_{tag}.bin")), dt);
+        assert_eq!(got.len(), batch * m * n, "{tag}");
+        let eps = if dt == DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+        for z in 0..batch {
+            for i in 0..m {
+                for j in 0..n {
+                    let (mut s, mut mag) = (0.0, 0.0);
+                    for p in 0..k {
+                        let x = a[z * m * k + i * k + p] * b[z * k * n + p * n + j];
+                        s += x;
+                        mag += x.abs();
+                    }
+                    let g = got[z * m * n + i * n + j];
+                    assert!((g - s).abs() <= 2.0 * (k as f64 + 1.0) * eps * mag, "{tag} [{z},{i},{j}]: {g} vs {s}");
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tiled_transpose_moves_every_element() {
+    let Some(cxx) = compiler() else {
+        println!("SKIPPED: no C++ compiler (set CXX)");
+        return;
+    };
+    let mut h = Harness::new("host-transpose");
+    let mut cases = Vec::new();
+    for (ci, (dims, perm)) in
+        [(vec![33usize, 70], vec![1usize, 0]), (vec![3, 40, 31], vec![0, 2, 1]), (vec![4, 5, 6], vec![1, 2, 0])]
+            .into_iter()
+            .enumerate()
+    {
+        let layout::TransposePlan::Tiled { kernel, batch, rows, cols } =
+            layout::plan_transpose(&Shape::new(&dims).unwrap(), &perm, DType::F32)
+        else {
+            panic!("{dims:?} {perm:?} should be a tiled transpose");
+        };
+        let len = batch * rows * cols;
+        let data: Vec<f64> = (0..len).map(|i| i as f64).collect();
+        let (pi, po) = (h.path(&format!("t_in_{ci}.bin")), h.path(&format!("t_out_{ci}.bin")));
+        write_f64s(&pi, &data, DType::F32);
+        let tiles = (batch * rows.div_ceil(32) * cols.div_ceil(32)) as u32;
+        let setup = format!(
+            "    ARGS::in = (const unsigned *)pc_read(\"{pi}\"); ARGS::out = (unsigned *)calloc({len} + 1, 4);\n    \
+             ARGS::batch = {batch}; ARGS::rows = {rows}; ARGS::cols = {cols};\n"
+        );
+        let params = [
+            ("unsigned *", "out"),
+            ("const unsigned *", "in"),
+            ("unsigned", "batch"),
+            ("unsigned", "rows"),
+            ("unsigned", "cols"),
+        ];
+        h.launch(&kernel, (tiles.min(3), 1, 1), (32, 8, 1), &params, &setup);
+        let ns = format!("k{}", h.count - 1);
+        let _ = writeln!(h.main, "  pc_write(\"{po}\", {ns}_args::out, {len} * 4);");
+        cases.push((ci, dims, perm, data));
+    }
+    let dir = h.run(&cxx);
+    for (ci, dims, perm, data) in cases {
+        let got = read_f64s(&dir.join(format!("t_out_{ci}.bin")), DType::F32);
+        let strides = Shape::new(&dims).unwrap().strides();
+        let out_dims: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
+        for (i, &g) in got.iter().enumerate() {
+            let (mut rest, mut off) = (i, 0);
+            for d in (0..out_dims.len()).rev() {
+                off += (rest % out_dims[d]) * strides[perm[d]];
+                rest /= out_dims[d];
+            }
+            assert_eq!(g, data[off], "{dims:?} {perm:?} at {i}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
