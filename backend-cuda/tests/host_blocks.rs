@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use polycompute_core::{philox, DType, Shape};
-use polycompute_cuda::codegen::{layout, matmul, Kernel};
+use polycompute_core::{philox, DType, ReduceKind, Shape};
+use polycompute_cuda::codegen::{layout, matmul, reduce, Kernel};
 
 const SHIM: &str = r#"
 #include <cmath>
@@ -28,6 +28,20 @@ static thread_local pc_dim3 threadIdx;
 static pc_dim3 blockIdx, blockDim, gridDim;
 static pthread_barrier_t pc_barrier;
 #define __syncthreads() pthread_barrier_wait(&pc_barrier)
+// Warp shuffles: each lane publishes its value, the warp meets, each lane reads lane + d.
+static pthread_barrier_t pc_warp_barrier[32];
+static unsigned char pc_lanes[32][32][16];
+template <class T> static T __shfl_down_sync(unsigned, T v, int d) {
+  unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z), w = t / 32, l = t % 32;
+  memcpy(pc_lanes[w][l], &v, sizeof(T));
+  pthread_barrier_wait(&pc_warp_barrier[w]);
+  T r = v;
+  if (l + d < 32) memcpy(&r, pc_lanes[w][l + d], sizeof(T));
+  pthread_barrier_wait(&pc_warp_barrier[w]);
+  return r;
+}
+static inline double __ll2double_rn(long long x) { return (double)x; }
+static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
 static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
 static inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
 static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
@@ -50,6 +64,7 @@ static void pc_launch(pc_dim3 grid, pc_dim3 block, void (*body)(void *), void *a
   for (unsigned z = 0; z < grid.z; ++z) for (unsigned y = 0; y < grid.y; ++y) for (unsigned x = 0; x < grid.x; ++x) {
     blockIdx = {x, y, z};
     pthread_barrier_init(&pc_barrier, 0, n);
+    for (unsigned w = 0; w < (n + 31) / 32; ++w) pthread_barrier_init(&pc_warp_barrier[w], 0, n - 32 * w < 32 ? n - 32 * w : 32);
     unsigned i = 0;
     for (unsigned tz = 0; tz < block.z; ++tz) for (unsigned ty = 0; ty < block.y; ++ty) for (unsigned tx = 0; tx < block.x; ++tx, ++i) {
       ts[i] = {{tx, ty, tz}, body, arg};
@@ -57,6 +72,7 @@ static void pc_launch(pc_dim3 grid, pc_dim3 block, void (*body)(void *), void *a
     }
     for (unsigned k = 0; k < n; ++k) pthread_join(th[k], 0);
     pthread_barrier_destroy(&pc_barrier);
+    for (unsigned w = 0; w < (n + 31) / 32; ++w) pthread_barrier_destroy(&pc_warp_barrier[w]);
   }
 }
 static void *pc_read(const char *path) {
@@ -275,6 +291,98 @@ fn tiled_transpose_moves_every_element() {
                 rest /= out_dims[d];
             }
             assert_eq!(g, data[off], "{dims:?} {perm:?} at {i}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The row reduction kernels with real block sizes (warp shuffles, shared memory, several
+/// warps, grid-stride over blocks), both passes, against f64 host sums and first-index argmax.
+#[test]
+fn block_reductions_combine_every_lane() {
+    let Some(cxx) = compiler() else {
+        println!("SKIPPED: no C++ compiler (set CXX)");
+        return;
+    };
+    let mut h = Harness::new("host-block-reduce");
+    let mut cases = Vec::new();
+    for (ci, (dims, sms)) in [(vec![6usize, 37], 80usize), (vec![1, 20000], 1), (vec![3, 1000], 80), (vec![2, 300], 80)]
+        .into_iter()
+        .enumerate()
+    {
+        let len: usize = dims.iter().product();
+        let data: Vec<f64> = (0..len).map(|i| philox::normal_f64(4, i as u64)).collect();
+        let input = h.path(&format!("r_in_{ci}.bin"));
+        write_f64s(&input, &data, DType::F64);
+        for kind in [ReduceKind::Sum, ReduceKind::ArgMax] {
+            let reduce::ReducePlan::Rows { rows, r, segs, seg_len } = reduce::plan(&dims, Some(1), sms) else {
+                panic!("{dims:?} should reduce by rows");
+            };
+            let out = h.path(&format!("r_out_{ci}_{}.bin", kind.name()));
+            let (ot, acc) = if kind == ReduceKind::Sum { ("double", 8) } else { ("unsigned", 16) };
+            let block = reduce::row_block(seg_len);
+            let first_out = if segs == 1 { format!("{ot} *") } else { "void *".to_string() };
+            let setup = format!(
+                "    ARGS::in = (const double *)pc_read(\"{input}\"); ARGS::out = ({first_out})calloc({} + 1, {});\n    \
+                 ARGS::rows = {rows}; ARGS::r = {r}; ARGS::segs = {segs}; ARGS::seg_len = {seg_len}; ARGS::count = {r};\n",
+                rows * segs,
+                if segs == 1 { 8 } else { acc }
+            );
+            let output = if segs == 1 { reduce::Output::Final } else { reduce::Output::Partials };
+            let kernel = reduce::rows_kernel(kind, DType::F64, reduce::Input::Elements, output);
+            let ns = format!("k{}", h.count);
+            let out_param = if segs == 1 { format!("{ot} *") } else { format!("{ns}::Acc *") };
+            let params = [
+                (out_param.as_str(), "out"),
+                ("const double *", "in"),
+                ("unsigned", "rows"),
+                ("unsigned", "r"),
+                ("unsigned", "segs"),
+                ("unsigned", "seg_len"),
+                ("unsigned", "count"),
+            ];
+            let setup = setup.replace(&format!("({first_out})"), &format!("({out_param})"));
+            h.launch(&kernel, ((rows * segs).min(3) as u32, 1, 1), (block, 1, 1), &params, &setup);
+            let mut result = format!("{ns}_args::out");
+            if segs > 1 {
+                let second = reduce::rows_kernel(kind, DType::F64, reduce::Input::Partials, reduce::Output::Final);
+                let ns2 = format!("k{}", h.count);
+                let (pin, pout) = (format!("const {ns2}::Acc *"), format!("{ot} *"));
+                let params = [
+                    (pout.as_str(), "out"),
+                    (pin.as_str(), "in"),
+                    ("unsigned", "rows"),
+                    ("unsigned", "r"),
+                    ("unsigned", "segs"),
+                    ("unsigned", "seg_len"),
+                    ("unsigned", "count"),
+                ];
+                let setup = format!(
+                    "    ARGS::in = (const {ns2}::Acc *){ns}_args::out; ARGS::out = ({ot} *)calloc({rows} + 1, 8);\n    \
+                     ARGS::rows = {rows}; ARGS::r = {segs}; ARGS::segs = 1; ARGS::seg_len = {segs}; ARGS::count = {r};\n"
+                );
+                h.launch(&second, (2, 1, 1), (reduce::row_block(segs), 1, 1), &params, &setup);
+                result = format!("{ns2}_args::out");
+            }
+            let _ = writeln!(h.main, "  pc_write(\"{out}\", {result}, {rows} * sizeof({ot}));");
+            cases.push((ci, kind, dims.clone(), data.clone(), out));
+        }
+    }
+    let dir = h.run(&cxx);
+    for (ci, kind, dims, data, out) in cases {
+        let b = std::fs::read(&out).unwrap();
+        for row in 0..dims[0] {
+            let vals = &data[row * dims[1]..(row + 1) * dims[1]];
+            if kind == ReduceKind::Sum {
+                let got = f64::from_le_bytes(b[8 * row..8 * row + 8].try_into().unwrap());
+                let want: f64 = vals.iter().sum();
+                let mag: f64 = vals.iter().map(|v| v.abs()).sum();
+                assert!((got - want).abs() <= 1e-13 * mag, "case {ci} row {row}: {got} vs {want}");
+            } else {
+                let got = u32::from_le_bytes(b[4 * row..4 * row + 4].try_into().unwrap()) as usize;
+                let want = (0..vals.len()).fold(0, |best, k| if vals[k] > vals[best] { k } else { best });
+                assert_eq!(got, want, "case {ci} row {row}");
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
