@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use polycompute_core::{BinaryOp, DType, Expr, Fill, Op, Program, ReduceKind, Result, Scalar, Shape, UnaryOp};
 
-use super::inputs::{specials_len, specials_within, Gen};
+use super::inputs::{specials_len, Gen};
 use super::reference::Input;
 use super::tolerance::{self, Tolerance};
 
@@ -214,11 +214,7 @@ fn unary_cases(c: &mut Corpus) {
             }
             let tol = tolerance::unary(op, dtype);
             let e = Expr::arg(0).unary(op);
-            let specials = unary_specials(op);
-            let n = match specials {
-                Gen::SpecialsWithin(limit) => specials_within(dtype, limit).len(),
-                _ => specials_len(dtype),
-            };
+            let n = specials_len(dtype);
             let name = format!("{}_{dtype}", op.name());
             c.add(
                 format!("{name}_257"),
@@ -233,19 +229,10 @@ fn unary_cases(c: &mut Corpus) {
                 op.name(),
                 dtype,
                 CaseOp::Map(e),
-                vec![input(&[n], dtype, specials)],
+                vec![input(&[n], dtype, Gen::Specials)],
                 tol,
             );
         }
-    }
-}
-
-/// The specials of a unary op: all of them, except that sin, cos and tan get only those in
-/// `[-pi, pi]` (besides NaN and the infinities), the domain where WGSL states their accuracy.
-fn unary_specials(op: UnaryOp) -> Gen {
-    match op {
-        UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => Gen::SpecialsWithin(std::f32::consts::PI as f64),
-        _ => Gen::Specials,
     }
 }
 

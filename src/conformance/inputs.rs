@@ -31,9 +31,6 @@ pub enum Gen {
     },
     /// The dtype's curated special values ([`specials`]), repeated to the input's length.
     Specials,
-    /// The specials that are not finite or lie within `[-limit, limit]`: for functions whose
-    /// accuracy the GPU specs state only on a bounded domain (sin, cos, tan).
-    SpecialsWithin(f64),
     /// Another generator with some positions overwritten (NaN, infinities, ...).
     With(Box<Gen>, Vec<(usize, f64)>),
 }
@@ -46,7 +43,6 @@ impl Gen {
             Gen::Wide { max_exp } => format!("wide(2^±{max_exp})"),
             Gen::Ints { lo, hi } => format!("integers[{lo}, {hi}]"),
             Gen::Specials => "specials".into(),
-            Gen::SpecialsWithin(limit) => format!("specials within ±{limit}"),
             Gen::With(g, at) => format!("{} with {at:?}", g.describe()),
         }
     }
@@ -58,7 +54,6 @@ impl Gen {
             Gen::Wide { max_exp } => wide(dtype, len, seed, *max_exp),
             Gen::Ints { lo, hi } => ints(dtype, len, seed, *lo, *hi),
             Gen::Specials => cycle(specials(dtype), len),
-            Gen::SpecialsWithin(limit) => cycle(specials_within(dtype, *limit), len),
             Gen::With(g, at) => {
                 let mut v = g.materialize(dtype, len, seed);
                 for &(i, x) in at.iter().filter(|(i, _)| *i < len) {
@@ -275,17 +270,6 @@ pub fn specials(dtype: DType) -> HostVec {
     }
 }
 
-/// The specials of a float dtype that are NaN, infinite, or within `[-limit, limit]` (all of
-/// them for integers).
-pub fn specials_within(dtype: DType, limit: f64) -> HostVec {
-    let keep = |x: f64| !x.is_finite() || x.abs() <= limit;
-    match specials(dtype) {
-        HostVec::F32(v) => HostVec::F32(v.into_iter().filter(|&x| keep(x as f64)).collect()),
-        HostVec::F64(v) => HostVec::F64(v.into_iter().filter(|&x| keep(x)).collect()),
-        ints => ints,
-    }
-}
-
 /// Number of special values of a dtype.
 pub fn specials_len(dtype: DType) -> usize {
     specials(dtype).len()
@@ -324,8 +308,5 @@ mod tests {
         let HostVec::F32(v) = g.materialize(DType::F32, 4, 3) else { unreachable!() };
         assert!(v[2].is_nan() && !v[1].is_nan());
         assert_eq!(specials_len(DType::U32), 15);
-        let HostVec::F32(near) = specials_within(DType::F32, 4.0) else { unreachable!() };
-        assert!(near.iter().all(|x| !x.is_finite() || x.abs() <= 4.0) && near.contains(&std::f32::consts::PI));
-        assert!(near.iter().any(|x| x.is_nan()) && near.contains(&f32::NEG_INFINITY));
     }
 }
