@@ -63,10 +63,7 @@ pub(crate) fn device_info(adapter: &wgpu::Adapter, ordinal: usize) -> DeviceInfo
         ("max_storage_buffer_binding_size".to_string(), limits.max_storage_buffer_binding_size.to_string()),
         ("max_buffer_size".to_string(), limits.max_buffer_size.to_string()),
         ("max_compute_workgroup_storage_size".to_string(), limits.max_compute_workgroup_storage_size.to_string()),
-        (
-            "max_compute_invocations_per_workgroup".to_string(),
-            limits.max_compute_invocations_per_workgroup.to_string(),
-        ),
+        ("max_compute_invocations_per_workgroup".to_string(), limits.max_compute_invocations_per_workgroup.to_string()),
         ("max_compute_workgroups_per_dimension".to_string(), limits.max_compute_workgroups_per_dimension.to_string()),
         ("max_storage_buffers_per_shader_stage".to_string(), limits.max_storage_buffers_per_shader_stage.to_string()),
     ];

@@ -107,15 +107,15 @@ impl WgpuDevice {
     /// caching it: a diagnostic for drivers, and the way tests check that a shader the
     /// device rejects is an [`Error::KernelCompile`] carrying the source and the log.
     pub fn compile_wgsl(&self, wgsl: &str) -> Result<()> {
-        let src = KernelSource { wgsl: wgsl.to_string(), bindings: Vec::new(), workgroup: 1 };
+        let src = KernelSource { wgsl: wgsl.to_string(), bindings: Vec::new() };
         compile(&self.device, &self.id, &src).map(|_| ())
     }
 
     /// A new buffer for `len` elements of `dtype` (contents undefined), from the pool.
     pub fn alloc(&self, dtype: DType, len: usize) -> Result<WgpuBuffer> {
-        let bytes = (len as u64).checked_mul(dtype.size_bytes() as u64).ok_or_else(|| {
-            Error::TooLarge(format!("{len} elements of {dtype} overflow a 64-bit byte count"))
-        })?;
+        let bytes = (len as u64)
+            .checked_mul(dtype.size_bytes() as u64)
+            .ok_or_else(|| Error::TooLarge(format!("{len} elements of {dtype} overflow a 64-bit byte count")))?;
         let buf = self.pool.storage(bytes, &format!("an array of {len} {dtype}"))?;
         Ok(WgpuBuffer::new(buf, dtype, len, self.uid, self.pool.clone()))
     }
@@ -172,8 +172,10 @@ impl WgpuDevice {
         let mut encoder =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("polycompute") });
         {
-            let mut pass = encoder
-                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("polycompute"), timestamp_writes: None });
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("polycompute"),
+                timestamp_writes: None,
+            });
             for (l, k) in launches.iter().zip(&kernels) {
                 if l.groups == 0 {
                     continue;

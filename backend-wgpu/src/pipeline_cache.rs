@@ -28,8 +28,6 @@ pub(crate) struct KernelSource {
     pub wgsl: String,
     /// The bindings, in binding order.
     pub bindings: Vec<Binding>,
-    /// The workgroup size (product of its dimensions) the source declares.
-    pub workgroup: u32,
 }
 
 /// A compiled kernel.
@@ -104,8 +102,8 @@ pub(crate) fn compile(device: &wgpu::Device, device_id: &str, src: &KernelSource
             count: None,
         })
         .collect();
-    let layout =
-        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("polycompute"), entries: &entries });
+    let layout = device
+        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("polycompute"), entries: &entries });
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("polycompute"),
         bind_group_layouts: &[Some(&layout)],

@@ -81,10 +81,13 @@ fn matmul_ref(a: &[f32], b: &[f32], batch: usize, m: usize, k: usize, n: usize) 
 #[test]
 fn matmul_matches_a_naive_loop_for_ragged_shapes() {
     let Some(dev) = common::device() else { return };
-    for (batch, m, k, n) in [(1, 1, 1, 1), (1, 65, 17, 70), (1, 128, 64, 64), (3, 33, 40, 9), (1, 7, 0, 5), (2, 1, 300, 1)] {
+    for (batch, m, k, n) in
+        [(1, 1, 1, 1), (1, 65, 17, 70), (1, 128, 64, 64), (3, 33, 40, 9), (1, 7, 0, 5), (2, 1, 300, 1)]
+    {
         let a = floats((m * k) as u64 + 1, batch * m * k, 1.0);
         let b = floats((k * n) as u64 + 2, batch * k * n, 1.0);
-        let (sa, sb) = if batch == 1 && m != 1 || batch == 1 && n != 1 {
+        // 2-D operands, except for the batched cases and one 1x1x1 case run batched.
+        let (sa, sb) = if batch == 1 && (m, n) != (1, 1) {
             (vec![m, k], vec![k, n])
         } else {
             (vec![batch, m, k], vec![batch, k, n])

@@ -144,7 +144,10 @@ fn integer_reductions_wrap_and_mean_is_exact_f64() {
     let ux = dev.from_slice(&u, &[5000]).unwrap();
     assert_eq!(ux.sum(None).unwrap().to_scalar().unwrap(), u.iter().fold(0u32, |a, b| a.wrapping_add(*b)));
     assert_eq!(ux.max(None).unwrap().to_scalar().unwrap(), *u.iter().max().unwrap());
-    assert_eq!(ux.argmax(None).unwrap().to_scalar().unwrap(), u.iter().position(|v| v == u.iter().max().unwrap()).unwrap() as u32);
+    assert_eq!(
+        ux.argmax(None).unwrap().to_scalar().unwrap(),
+        u.iter().position(|v| v == u.iter().max().unwrap()).unwrap() as u32
+    );
     match x.mean(Some(1)) {
         Ok(m) => {
             let m = m.to_vec().unwrap();

@@ -135,8 +135,14 @@ fn inst_expr(p: &Program, modes: &[InputMode], i: usize, device: &str) -> Result
                 BinaryOp::Pow => format!("pow_{t}({a}, {b})"),
                 BinaryOp::Min if d.is_int() => format!("min({a}, {b})"),
                 BinaryOp::Max if d.is_int() => format!("max({a}, {b})"),
-                BinaryOp::Min | BinaryOp::Max | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le
-                | BinaryOp::Gt | BinaryOp::Ge => format!("{}_{t}({a}, {b})", op.name()),
+                BinaryOp::Min
+                | BinaryOp::Max
+                | BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge => format!("{}_{t}({a}, {b})", op.name()),
                 BinaryOp::And => format!("({a} & {b})"),
                 BinaryOp::Or => format!("({a} | {b})"),
                 BinaryOp::Xor => format!("({a} ^ {b})"),

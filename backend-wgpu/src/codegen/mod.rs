@@ -106,7 +106,7 @@ impl Builder {
              pz = params.zero.x;\n    let g = wid.y * nwg.x + wid.x;\n    let lx = lid3.x;\n    let ly = lid3.y;\n{body}}}\n",
             wg.0, wg.1
         );
-        KernelSource { wgsl: self.src, bindings: self.bindings, workgroup: wg.0 * wg.1 }
+        KernelSource { wgsl: self.src, bindings: self.bindings }
     }
 }
 

@@ -69,7 +69,7 @@ pub(crate) fn kernel(p: &Pass) -> KernelSource {
     }
     b.code(&library(&BTreeSet::from([p.input, p.acc])));
     let _ = writeln!(
-        b_code(&mut b),
+        b.source_mut(),
         "var<workgroup> sv: array<{a}, {THREADS}>;{}",
         if p.is_arg() { format!("\nvar<workgroup> si: array<u32, {THREADS}>;") } else { String::new() }
     );
@@ -132,7 +132,7 @@ pub(crate) fn kernel(p: &Pass) -> KernelSource {
     }
     let dst = "(o * nkb + kb) * inner + j";
     let value = if p.last && p.kind == ReduceKind::Mean { format!("sv[lx] / {a}(prm(6u))") } else { "sv[lx]".into() };
-    let _ = write!(body, "    if (live && ly == 0u && j < inner) {{\n");
+    let _ = writeln!(body, "    if (live && ly == 0u && j < inner) {{");
     if !(p.is_arg() && p.last) {
         let _ = writeln!(body, "        out_v[{dst}] = {value};");
     }
@@ -141,10 +141,6 @@ pub(crate) fn kernel(p: &Pass) -> KernelSource {
     }
     body.push_str("    }\n");
     b.finish((p.tj, tk), &body)
-}
-
-fn b_code(b: &mut Builder) -> &mut String {
-    b.source_mut()
 }
 
 /// `comb(a, b)` for the value reductions, `take_b(va, ia, vb, ib)` for the arg ones: whether

@@ -19,7 +19,12 @@ pub(crate) fn run(dev: &WgpuDevice, how: Fill, dtype: DType, len: usize) -> Resu
                 Scalar::F64(v) => (2, v.to_bits() as u32, (v.to_bits() >> 32) as u32),
                 s => (1, s.to_bits() as u32, 0),
             };
-            Launch { src: fill::constant(words), buffers: vec![out.raw().clone()], params: vec![len as u32, lo, hi], groups: groups(len, WG) }
+            Launch {
+                src: fill::constant(words),
+                buffers: vec![out.raw().clone()],
+                params: vec![len as u32, lo, hi],
+                groups: groups(len, WG),
+            }
         }
         Fill::Uniform { seed } | Fill::Normal { seed } => {
             dev.require(dtype, "random fill")?;

@@ -21,12 +21,14 @@ pub(crate) fn coalesce(dims: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, V
         if d == 1 {
             continue;
         }
-        let merge = !out_dims.is_empty() && strides.iter().zip(&out_strides).all(|(s, o)| o[o.len() - 1] == s[axis] * d);
-        if merge {
-            *out_dims.last_mut().unwrap_or(&mut 0) *= d;
+        let merge =
+            !out_dims.is_empty() && strides.iter().zip(&out_strides).all(|(s, o)| o[o.len() - 1] == s[axis] * d);
+        if let (true, Some(last_dim)) = (merge, out_dims.last_mut()) {
+            *last_dim *= d;
             for (s, o) in strides.iter().zip(out_strides.iter_mut()) {
-                let last = o.len() - 1;
-                o[last] = s[axis];
+                if let Some(last) = o.last_mut() {
+                    *last = s[axis];
+                }
             }
         } else {
             out_dims.push(d);
