@@ -21,13 +21,15 @@
 //!   floats), so a mask multiplies directly. Any comparison with NaN is false, `ne` true.
 //! * `select(c, a, b)` is `a` where `c != 0`, else `b`; `c` may have any dtype (NaN counts as
 //!   non-zero, i.e. true).
-//! * `min`/`max` propagate NaN (numpy's `minimum`/`maximum`); `min(-0.0, 0.0)` is `-0.0`.
+//! * `min`/`max` propagate NaN (numpy's `minimum`/`maximum`) and order `-0.0` below `+0.0`
+//!   (IEEE 754-2019 `minimum`/`maximum`): `min(-0.0, 0.0)` is `-0.0` whichever side it is on.
 //! * Integer `+ - * neg abs` wrap (two's complement). Integer `div` is floor division and
 //!   `rem` the floored remainder (sign of the divisor), as numpy's `//` and `%`; division or
 //!   remainder by zero gives 0, `i32::MIN / -1` wraps to `i32::MIN`. Integer `pow` wraps;
 //!   a negative exponent gives the truncated `1 / x^-e` (0 unless `|x| == 1`).
 //! * Float `div` and `rem` follow IEEE 754 (`x / 0` is ±inf or NaN); float `rem` is numpy's
-//!   `remainder`: `fmod(a, b)`, plus `b` when the signs of that result and `b` differ.
+//!   `remainder`: `r = fmod(a, b)`; a non-zero `r` whose sign differs from `b`'s gets `b`
+//!   added; a zero `r` takes the sign of `b`. Float `pow` is C's `pow`.
 //! * `round` rounds half to even; `floor`, `ceil`, `round` are the identity on integers.
 //! * `and`, `or`, `xor` are bitwise and defined for integers only.
 //! * The float-only functions (`sqrt recip exp ln sin cos tan tanh`) on an integer operand
