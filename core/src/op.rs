@@ -81,7 +81,8 @@ pub enum ReduceKind {
     /// Arithmetic mean: `sum / n` in the float dtype ([`crate::Element::Mean`]; integers are
     /// summed exactly in f64). Empty: NaN, as numpy.
     Mean,
-    /// Index (`u32`) of the first minimum along the reduced elements; the first NaN wins.
+    /// Index (`u32`) of the first minimum along the reduced elements; the first NaN wins;
+    /// `-0.0` and `+0.0` tie (the first of them wins).
     ArgMin,
     /// Index (`u32`) of the first maximum; the first NaN wins.
     ArgMax,
