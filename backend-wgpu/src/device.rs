@@ -93,6 +93,13 @@ impl WgpuDevice {
         &self.limits
     }
 
+    /// The underlying wgpu device and queue, for interoperation (sharing buffers with other
+    /// wgpu code). Errors that such code causes outside polycompute's error scopes reach
+    /// this device's handler and come back from its next operation as typed errors.
+    pub fn wgpu(&self) -> (&wgpu::Device, &wgpu::Queue) {
+        (&self.device, &self.queue)
+    }
+
     /// How many kernels this device has compiled; a cached kernel is not compiled again.
     pub fn compiled_kernels(&self) -> usize {
         self.cache.compiles()
@@ -142,6 +149,18 @@ impl WgpuDevice {
             });
         }
         Ok(())
+    }
+
+    /// Closes `scope`; a failure on a device that has been lost is that loss (wgpu reports
+    /// the loss itself only once the device is polled).
+    fn finish(&self, scope: Scope, bytes: u64) -> Result<()> {
+        scope.finish(&self.id, bytes).map_err(|e| {
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            match self.sink.lost() {
+                Some(why) => Error::DeviceFault { device: self.id.clone(), code: -1, message: why, sticky: true },
+                None => e,
+            }
+        })
     }
 
     /// The 2-D grid for `groups` workgroups.
@@ -207,7 +226,7 @@ impl WgpuDevice {
             }
         }
         self.queue.submit([encoder.finish()]);
-        scope.finish(&self.id, 0)?;
+        self.finish(scope, 0)?;
         self.sink.check(&self.id)
     }
 
@@ -221,7 +240,7 @@ impl WgpuDevice {
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("polycompute copy") });
         encoder.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
         self.queue.submit([encoder.finish()]);
-        scope.finish(&self.id, bytes)?;
+        self.finish(scope, bytes)?;
         self.sink.check(&self.id)
     }
 
@@ -251,7 +270,7 @@ impl WgpuDevice {
         staging.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
-        scope.finish(&self.id, bytes)?;
+        self.finish(scope, bytes)?;
         self.wait()?;
         let mapped = rx.recv().map_err(|_| Error::DeviceFault {
             device: self.id.clone(),
@@ -308,7 +327,7 @@ impl DeviceBackend for WgpuDevice {
         if !bytes.is_empty() {
             let scope = Scope::push(&self.device);
             self.queue.write_buffer(buf.raw(), 0, bytes);
-            scope.finish(&self.id, bytes.len() as u64)?;
+            self.finish(scope, bytes.len() as u64)?;
         }
         Ok(Arc::new(buf))
     }

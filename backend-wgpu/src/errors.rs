@@ -24,12 +24,16 @@ impl ErrorSink {
         }));
         let s = sink.clone();
         device.set_device_lost_callback(move |reason, message| {
-            // `Destroyed` is our own drop of the device: not a fault anyone will see.
-            if reason != wgpu::DeviceLostReason::Destroyed {
-                *lock(&s.lost) = Some(format!("{reason:?}: {message}"));
-            }
+            // Also `Destroyed`: when polycompute drops the device nobody checks any more, and
+            // when other code destroys it, every later operation must say so.
+            *lock(&s.lost) = Some(format!("device lost ({reason:?}): {message}"));
         });
         sink
+    }
+
+    /// Whether the device has been lost.
+    pub(crate) fn lost(&self) -> Option<String> {
+        lock(&self.lost).clone()
     }
 
     /// `DeviceFault { sticky: true }` once the device is lost, and any error that escaped a

@@ -85,3 +85,37 @@ fn every_adapter_either_runs_a_map_or_says_why() {
         }
     }
 }
+
+#[test]
+fn errors_outside_any_scope_reach_the_handler_not_a_panic() {
+    let Some(dev) = common::wgpu_device() else { return };
+    let (device, _) = dev.wgpu();
+    // Invalid outside polycompute's scopes: MAP_READ may only go with COPY_DST.
+    let _bad = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("invalid on purpose"),
+        size: 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    match dev.upload(HostSlice::F32(&[1.0])) {
+        Err(Error::Backend { message, .. }) => assert!(message.to_lowercase().contains("usage"), "{message}"),
+        other => panic!("the escaped error must surface typed, got {other:?}"),
+    }
+    // Reported once; the device goes on working.
+    let buf = dev.upload(HostSlice::F32(&[1.0, 2.0])).unwrap();
+    assert_eq!(dev.download(&buf).unwrap(), polycompute_core::HostVec::F32(vec![1.0, 2.0]));
+}
+
+#[test]
+fn a_lost_device_is_a_sticky_device_fault() {
+    let Some(dev) = common::wgpu_device() else { return };
+    let buf = dev.upload(HostSlice::U32(&[7, 8])).unwrap();
+    dev.wgpu().0.destroy();
+    for _ in 0..2 {
+        match dev.download(&buf) {
+            Err(Error::DeviceFault { sticky: true, message, .. }) => assert!(message.contains("lost"), "{message}"),
+            other => panic!("expected a sticky DeviceFault, got {other:?}"),
+        }
+    }
+    assert!(matches!(dev.upload(HostSlice::F32(&[1.0])), Err(Error::DeviceFault { sticky: true, .. })));
+}
