@@ -3,7 +3,9 @@
 //! `TJ x TK` threads covers `TJ` neighbouring `inner` positions (so reads are coalesced along
 //! the contiguous axis) and `2 * TK` positions of `r`, and writes one partial per position:
 //! the next pass reduces an `[outer, ceil(r / 2TK), inner]` array, until `r` is 1. Every
-//! combination is pairwise, so float sums have the tree's log2(n) error bound.
+//! combination is pairwise, so float sums have the tree's log2(n) error bound. The input is
+//! read through strides, so short rows (`inner` = 1, small `r`) can be laid across the
+//! workgroup's `TJ` threads instead of leaving most of a 256-thread tree idle.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -48,8 +50,9 @@ impl Pass {
 }
 
 /// Uniform words: outer, r, inner, number of r blocks, number of inner blocks, total
-/// workgroups, and the op's reduced length (for the mean).
-pub(crate) const PARAMS: usize = 7;
+/// workgroups, the op's reduced length (for the mean), and the input's element strides along
+/// outer, r and inner.
+pub(crate) const PARAMS: usize = 10;
 
 /// The kernel of one pass.
 pub(crate) fn kernel(p: &Pass) -> KernelSource {
@@ -87,7 +90,7 @@ pub(crate) fn kernel(p: &Pass) -> KernelSource {
     let load = |lane: u32| -> String {
         let k = format!("(kb * {}u + ly + {}u)", 2 * tk, lane * tk);
         let kc = format!("min({k}, r - 1u)");
-        let idx = format!("((o * r + {kc}) * inner + jj)");
+        let idx = format!("(o * prm(7u) + {kc} * prm(8u) + jj * prm(9u))");
         let raw = if p.first && p.input != p.acc { format!("{a}(in_v[{idx}])") } else { format!("in_v[{idx}]") };
         let mut s = String::new();
         if p.clamps() {

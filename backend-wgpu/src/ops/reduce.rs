@@ -6,6 +6,9 @@ use crate::buffer_pool::WgpuBuffer;
 use crate::codegen::reduce::{kernel, Pass, THREADS};
 use crate::device::{Launch, WgpuDevice};
 
+/// Rows at most this long (of a contiguous last axis) are reduced 16 to a workgroup.
+const SHORT_ROW: usize = 32;
+
 /// Reduces `input` (of `shape`) over all elements or one axis.
 pub(crate) fn run(
     dev: &WgpuDevice,
@@ -40,6 +43,13 @@ pub(crate) fn run(
         return super::fill::run(dev, Fill::Constant(value), out_dtype, out_len);
     }
     let is_arg = matches!(kind, ReduceKind::ArgMin | ReduceKind::ArgMax);
+    // Element strides of the first pass's [outer, r, inner] view. Short contiguous rows are
+    // read as one [1, r, outer] problem instead, so one workgroup serves 16 rows.
+    let (outer, inner, first_strides) = if inner == 1 && r <= SHORT_ROW && outer > 1 {
+        (1, outer, [0, 1, r])
+    } else {
+        (outer, inner, [r * inner, inner, 1])
+    };
     let tj = if inner == 1 { 1 } else { inner.next_power_of_two().min(16) as u32 };
     let per_block = 2 * (THREADS / tj) as usize;
     let njb = inner.div_ceil(tj as usize);
@@ -83,7 +93,9 @@ pub(crate) fn run(
         let total32 = u32::try_from(total).map_err(|_| {
             Error::TooLarge(format!("{} over {shape} needs {total} workgroups, more than u32 counts", kind.name()))
         })?;
-        let params = vec![outer as u32, cur_r as u32, inner as u32, nkb as u32, njb as u32, total32, r as u32];
+        let strides = if first { first_strides } else { [cur_r * inner, inner, 1] };
+        let mut params = vec![outer as u32, cur_r as u32, inner as u32, nkb as u32, njb as u32, total32, r as u32];
+        params.extend(strides.iter().map(|&s| s as u32));
         launches.push(Launch { src: kernel(&pass), buffers, params, groups: total });
         if last {
             break;
