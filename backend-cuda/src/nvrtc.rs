@@ -121,12 +121,18 @@ impl Nvrtc {
         if let Some(img) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
             return Ok(img.clone());
         }
-        let img = Arc::new(self.compile_uncached(source, arch)?);
+        let img = Arc::new(self.compile_uncached(source, arch, false)?.0);
         self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, img.clone());
         Ok(img)
     }
 
-    fn compile_uncached(&self, source: &str, arch: u32) -> Result<Image, CompileError> {
+    /// Compiles `source` for `sm_{arch}` with ptxas reporting resource use, and returns the
+    /// compiler's log (registers, shared memory, spills per kernel). Not cached.
+    pub fn resource_report(&self, source: &str, arch: u32) -> Result<String, CompileError> {
+        Ok(self.compile_uncached(source, arch, true)?.1)
+    }
+
+    fn compile_uncached(&self, source: &str, arch: u32, verbose: bool) -> Result<(Image, String), CompileError> {
         let err = |log: String| CompileError { log };
         let (target, cubin) = if self.api.archs.is_empty() || self.api.archs.contains(&arch) {
             (format!("--gpu-architecture=sm_{arch}"), true)
@@ -144,7 +150,10 @@ impl Nvrtc {
         };
         // Contraction of a*b+c into fma is off: every backend must round each operation as
         // written; kernels that want fma (matmul) call fma() explicitly.
-        let options = [target.as_str(), "--fmad=false", "--std=c++17"];
+        let mut options = vec![target.as_str(), "--fmad=false", "--std=c++17"];
+        if verbose {
+            options.push("--ptxas-options=-v");
+        }
         let options: Vec<CString> = options.iter().map(|o| CString::new(*o).unwrap_or_default()).collect();
         let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
         let src = CString::new(source).map_err(|_| err("generated source contains a NUL byte".into()))?;
@@ -181,7 +190,8 @@ impl Nvrtc {
         if rc != 0 {
             return Err(err(format!("getting the compiled code: {}", self.error_string(rc))));
         }
-        Ok(if cubin { Image::Cubin(bytes) } else { Image::Ptx(bytes) })
+        let log = if verbose { self.program_log(guard.prog) } else { String::new() };
+        Ok((if cubin { Image::Cubin(bytes) } else { Image::Ptx(bytes) }, log))
     }
 
     fn program_log(&self, prog: Program) -> String {

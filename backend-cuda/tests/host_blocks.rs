@@ -23,6 +23,9 @@ const SHIM: &str = r#"
 #define __shared__ static
 #define __forceinline__ inline
 #define __launch_bounds__(n)
+#define __align__(n) __attribute__((aligned(n)))
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
 struct pc_dim3 { unsigned x, y, z; };
 static thread_local pc_dim3 threadIdx;
 static pc_dim3 blockIdx, blockDim, gridDim;

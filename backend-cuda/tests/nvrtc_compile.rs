@@ -203,3 +203,39 @@ fn every_generated_kernel_compiles_for_sm80_and_sm90() {
     );
     assert!(failures.is_empty(), "{} kernel compile(s) failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The matmul kernels must not spill registers on sm_80 or sm_90 (a spill turns the inner
+/// loop's register tile into local-memory traffic), and the row reduction neither.
+#[test]
+fn hot_kernels_do_not_spill() {
+    let Some(path) = nvrtc_path() else {
+        assert!(!required(), "POLYCOMPUTE_REQUIRE_NVRTC is set but {NVRTC_ENV} is not");
+        println!("SKIPPED: {NVRTC_ENV} is not set");
+        return;
+    };
+    let nvrtc = Nvrtc::load(Some(path)).unwrap_or_else(|e| panic!("{e}"));
+    let mut kernels = vec![
+        polycompute_cuda::codegen::matmul::kernel(DType::F32).unwrap(),
+        polycompute_cuda::codegen::matmul::kernel(DType::F64).unwrap(),
+    ];
+    for dt in [DType::F32, DType::F64] {
+        kernels.push(polycompute_cuda::codegen::reduce::rows_kernel(
+            ReduceKind::Sum,
+            dt,
+            polycompute_cuda::codegen::reduce::Input::Elements,
+            polycompute_cuda::codegen::reduce::Output::Partials,
+        ));
+    }
+    for k in &kernels {
+        for arch in ARCHS {
+            let log = nvrtc.resource_report(&k.source, arch).unwrap_or_else(|e| panic!("{}", e.log));
+            println!("{} sm_{arch}:\n{log}", k.entry);
+            assert!(log.contains("Used"), "no ptxas report: {log}");
+            assert!(
+                !log.lines().any(|l| l.contains("spill") && !l.contains("0 bytes spill stores, 0 bytes spill loads")),
+                "{} spills on sm_{arch}:\n{log}",
+                k.entry
+            );
+        }
+    }
+}

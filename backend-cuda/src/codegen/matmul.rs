@@ -1,7 +1,6 @@
 //! The own matmul kernel: row-major `C = A·B` per batch, block tiles in shared memory,
-//! a register tile of `TM×TN` outputs per thread (rows and columns strided by the thread
-//! grid, so shared-memory reads are conflict-free and stores coalesced), and the next
-//! global tile prefetched into registers while the current one is multiplied. `fma` is
+//! a register tile of `TM×TN` outputs per thread read from shared memory as 16-byte vectors,
+//! and the next global tile prefetched into registers while the current one is multiplied. `fma` is
 //! called explicitly (kernels are compiled with contraction off).
 
 use polycompute_core::{DType, Error, Result};
@@ -40,6 +39,12 @@ pub fn tiles(dtype: DType) -> Tiles {
 
 /// The matmul kernel for `dtype`: `(const T* a, const T* b, T* c, u32 m, u32 n, u32 k, u32 batch)`,
 /// grid `(ceil(n / bn), min(ceil(m / bm), 65535), min(batch, 65535))`, [`Tiles::threads`] threads.
+///
+/// Each thread owns two `V×V` sub-blocks per direction (`V = TM / 2`), `BM / 2` rows and
+/// `BN / 2` columns apart, so it reads its operands from shared memory as 16-byte vectors
+/// (`float4`, `double2`) and a half-warp's vectors are contiguous (no bank conflicts). The A
+/// tile is stored transposed with `V` elements of padding per row, which makes the stores
+/// from the global-load mapping conflict-free too.
 pub fn kernel(dtype: DType) -> Result<Kernel> {
     if !dtype.is_float() {
         return Err(Error::Unsupported { op: "matmul".into(), dtype, device: "cuda".into() });
@@ -49,17 +54,28 @@ pub fn kernel(dtype: DType) -> Result<Kernel> {
     let threads = tiles(dtype).threads();
     let a_loads = bm * bk / threads;
     let b_loads = bk * bn / threads;
+    let v = tm / 2;
+    let (vec, fields): (&str, &[&str]) = match dtype {
+        DType::F64 => ("double2", &["x", "y"]),
+        _ => ("float4", &["x", "y", "z", "w"]),
+    };
+    let unpack = |dst: &str, src: &str, h: &str| -> String {
+        fields.iter().enumerate().map(|(i, f)| format!("{dst}[{h} * V + {i}] = {src}.{f}; ")).collect()
+    };
+    let unpack_a = unpack("fa", "va", "h");
+    let unpack_b = unpack("fb", "vb", "h");
     let body = format!(
         r#"#define BM {bm}u
 #define BN {bn}u
 #define BK {bk}u
 #define TM {tm}u
 #define TN {tn}u
+#define V {v}u
 #define NT {threads}u
 extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __restrict__ A, const {t}* __restrict__ B,
     {t}* __restrict__ C, u32 M, u32 N, u32 K, u32 batch) {{
-  __shared__ {t} As[BK][BM];
-  __shared__ {t} Bs[BK][BN];
+  __shared__ __align__(16) {t} As[BK][BM + V];
+  __shared__ __align__(16) {t} Bs[BK][BN];
   const u32 tid = threadIdx.x;
   const u32 tx = tid % (BN / TN), ty = tid / (BN / TN);
   const u32 tiles_m = (M + BM - 1u) / BM;
@@ -77,17 +93,7 @@ extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __r
       }}
       {t} ra[{a_loads}], rb[{b_loads}];
       // Global -> registers for the stage starting at k0 (zeros outside the matrices).
-      #define LOAD_STAGE(k0) \
-        _Pragma("unroll") for (u32 l = 0; l < {a_loads}u; ++l) {{ \
-          const u32 e = tid + l * NT, r = e / BK, kk = e % BK; \
-          const u32 gr = row0 + r, gk = (k0) + kk; \
-          ra[l] = (gr < M && gk < K) ? a[(u64)gr * K + gk] : ({t})0; \
-        }} \
-        _Pragma("unroll") for (u32 l = 0; l < {b_loads}u; ++l) {{ \
-          const u32 e = tid + l * NT, kk = e / BN, cc = e % BN; \
-          const u32 gk = (k0) + kk, gc = col0 + cc; \
-          rb[l] = (gk < K && gc < N) ? b[(u64)gk * N + gc] : ({t})0; \
-        }}
+      #define LOAD_STAGE(k0)         _Pragma("unroll") for (u32 l = 0; l < {a_loads}u; ++l) {{           const u32 e = tid + l * NT, r = e / BK, kk = e % BK;           const u32 gr = row0 + r, gk = (k0) + kk;           ra[l] = (gr < M && gk < K) ? a[(u64)gr * K + gk] : ({t})0;         }}         _Pragma("unroll") for (u32 l = 0; l < {b_loads}u; ++l) {{           const u32 e = tid + l * NT, kk = e / BN, cc = e % BN;           const u32 gk = (k0) + kk, gc = col0 + cc;           rb[l] = (gk < K && gc < N) ? b[(u64)gk * N + gc] : ({t})0;         }}
       LOAD_STAGE(0u)
       for (u32 k0 = 0; k0 < K; k0 += BK) {{
         #pragma unroll
@@ -100,9 +106,12 @@ extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __r
         for (u32 kk = 0; kk < BK; ++kk) {{
           {t} fa[TM], fb[TN];
           #pragma unroll
-          for (u32 i = 0; i < TM; ++i) fa[i] = As[kk][ty + i * (BM / TM)];
-          #pragma unroll
-          for (u32 j = 0; j < TN; ++j) fb[j] = Bs[kk][tx + j * (BN / TN)];
+          for (u32 h = 0; h < 2u; ++h) {{
+            const {vec} va = *reinterpret_cast<const {vec}*>(&As[kk][ty * V + h * (BM / 2u)]);
+            {unpack_a}
+            const {vec} vb = *reinterpret_cast<const {vec}*>(&Bs[kk][tx * V + h * (BN / 2u)]);
+            {unpack_b}
+          }}
           #pragma unroll
           for (u32 i = 0; i < TM; ++i) {{
             #pragma unroll
@@ -114,11 +123,11 @@ extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __r
       #undef LOAD_STAGE
       #pragma unroll
       for (u32 i = 0; i < TM; ++i) {{
-        const u32 gr = row0 + ty + i * (BM / TM);
+        const u32 gr = row0 + ty * V + (i / V) * (BM / 2u) + i % V;
         if (gr >= M) continue;
         #pragma unroll
         for (u32 j = 0; j < TN; ++j) {{
-          const u32 gc = col0 + tx + j * (BN / TN);
+          const u32 gc = col0 + tx * V + (j / V) * (BN / 2u) + j % V;
           if (gc < N) c[(u64)gr * N + gc] = acc[i][j];
         }}
       }}
