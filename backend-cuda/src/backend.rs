@@ -43,7 +43,7 @@ fn describe(ordinal: usize, driver_version: i32) -> Result<(DeviceInfo, u32, u32
     let arch = (major.max(0) * 10 + minor.max(0)) as u32;
     let nvrtc =
         Nvrtc::get().map(|n| format!("{}.{} ({})", n.version().0, n.version().1, n.path())).unwrap_or_else(|e| e);
-    let cublas = crate::cublas::cublas_status().unwrap_or_else(|e| e);
+    let cublas = crate::cublas::status_if_loaded();
     let info = DeviceInfo {
         kind: BackendKind::Cuda,
         ordinal,

@@ -44,13 +44,23 @@ pub(crate) struct Api {
     path: String,
 }
 
+static API: OnceLock<Result<Api, String>> = OnceLock::new();
+
 /// The process-wide cuBLAS, loaded on first use; `Err` says why there is none.
 pub(crate) fn api() -> Result<&'static Api, String> {
-    static API: OnceLock<Result<Api, String>> = OnceLock::new();
     API.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
-/// Where cuBLAS was loaded from, or why it could not be.
+/// What is known about cuBLAS without loading it (it is large: it loads at the first matmul).
+pub(crate) fn status_if_loaded() -> String {
+    match API.get() {
+        Some(Ok(a)) => a.path.clone(),
+        Some(Err(e)) => e.clone(),
+        None => "not loaded yet (loads at the first matmul)".into(),
+    }
+}
+
+/// Where cuBLAS was loaded from, or why it could not be (loads it if needed).
 pub fn cublas_status() -> Result<String, String> {
     api().map(|a| a.path.clone())
 }
