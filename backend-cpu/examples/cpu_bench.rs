@@ -53,6 +53,16 @@ fn main() -> polycompute_core::Result<()> {
         },
     );
 
+    let m2 = x.reshape(&[4096, 4096])?;
+    for axis in [0, 1] {
+        let t = median_secs(9, || drop(m2.sum(Some(axis)).unwrap()));
+        println!("sum_f32 [4096, 4096] along axis {axis}: {:.2} GB/s", 4.0 * n as f64 / t / 1e9);
+    }
+    let t = median_secs(9, || drop(x.argmax(None).unwrap()));
+    println!("argmax_f32 of 2^24: {:.2} GB/s", 4.0 * n as f64 / t / 1e9);
+    let t = median_secs(9, || drop(m2.transpose().unwrap()));
+    println!("transpose_f32 [4096, 4096]: {:.2} GB/s (read + write)", 8.0 * n as f64 / t / 1e9);
+
     let small = d.from_slice(&xs[..1024], &[1024])?;
     let per_call = median_secs(20_000, || drop(small.map(|v| &v * 2.0 + 1.0).unwrap()));
     println!("map of 1,024 f32 through the public API: {:.2} us per call", per_call * 1e6);

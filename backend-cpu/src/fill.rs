@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use crate::num::{with_dtype, Num};
 use crate::par::{PAR_MIN, TASK};
+use crate::philox::{lanes, LANES};
 use crate::storage::CpuBuffer;
 
 /// A new buffer of `len` elements of `dtype`, filled as `fill` says.
@@ -57,37 +58,41 @@ fn tasks<T: Send>(out: &mut [T], task: impl Fn(usize, &mut [T]) + Sync) {
     }
 }
 
-/// One element per Philox word: element `i` is word `i % 4` of block `i / 4`.
-fn words<T: Num>(seed: u64, len: usize, f: impl Fn(u32) -> T + Sync) -> Vec<T> {
+/// Fills `len` elements, `per_block` of them from each Philox block of stream `seed`
+/// (element `i` from block `i / per_block`): `f(words, out)` writes one block's elements
+/// (fewer at the very end). Blocks are generated [`LANES`] at a time.
+fn blocks<T: Num>(seed: u64, len: usize, per_block: usize, f: impl Fn([u32; 4], &mut [T]) + Sync) -> Vec<T> {
     let key = philox::key(seed);
     let mut out = vec![T::ZERO; len];
     tasks(&mut out, |first, part| {
-        // Tasks start at multiples of 4, so chunks of 4 are whole blocks.
-        for (k, c) in part.chunks_mut(4).enumerate() {
-            let b = (first / 4 + k) as u64;
-            let w = philox::philox4x32_10([b as u32, (b >> 32) as u32, 0, 0], key);
-            for (o, &w) in c.iter_mut().zip(&w) {
-                *o = f(w);
+        // Tasks start at multiples of TASK, a multiple of `per_block`: whole blocks.
+        let b0 = (first / per_block) as u64;
+        for (g, group) in part.chunks_mut(LANES * per_block).enumerate() {
+            let w = lanes(key, b0 + (g * LANES) as u64);
+            for (j, c) in group.chunks_mut(per_block).enumerate() {
+                f([w[0][j], w[1][j], w[2][j], w[3][j]], c);
             }
         }
     });
     out
 }
 
+/// One element per Philox word: element `i` is word `i % 4` of block `i / 4`.
+fn words<T: Num>(seed: u64, len: usize, f: impl Fn(u32) -> T + Sync) -> Vec<T> {
+    blocks(seed, len, 4, |w, c| {
+        for (o, &w) in c.iter_mut().zip(&w) {
+            *o = f(w);
+        }
+    })
+}
+
 /// Two elements per Philox block: element `i` comes from block `i / 2`.
 fn pairs<T: Num>(seed: u64, len: usize, f: impl Fn([u32; 4]) -> [T; 2] + Sync) -> Vec<T> {
-    let key = philox::key(seed);
-    let mut out = vec![T::ZERO; len];
-    tasks(&mut out, |first, part| {
-        for (k, c) in part.chunks_mut(2).enumerate() {
-            let b = (first / 2 + k) as u64;
-            let v = f(philox::philox4x32_10([b as u32, (b >> 32) as u32, 0, 0], key));
-            for (o, &v) in c.iter_mut().zip(&v) {
-                *o = v;
-            }
+    blocks(seed, len, 2, |w, c| {
+        for (o, &v) in c.iter_mut().zip(&f(w)) {
+            *o = v;
         }
-    });
-    out
+    })
 }
 
 #[inline]
@@ -106,20 +111,13 @@ fn box_muller_f32(w0: u32, w1: u32) -> [f32; 2] {
 }
 
 fn normal_f32(seed: u64, len: usize) -> Vec<f32> {
-    let key = philox::key(seed);
-    let mut out = vec![0.0; len];
-    tasks(&mut out, |first, part| {
-        for (k, c) in part.chunks_mut(4).enumerate() {
-            let b = (first / 4 + k) as u64;
-            let w = philox::philox4x32_10([b as u32, (b >> 32) as u32, 0, 0], key);
-            let [a, b] = box_muller_f32(w[0], w[1]);
-            let [e, f] = box_muller_f32(w[2], w[3]);
-            for (o, &v) in c.iter_mut().zip(&[a, b, e, f]) {
-                *o = v;
-            }
+    blocks(seed, len, 4, |w, c| {
+        let [a, b] = box_muller_f32(w[0], w[1]);
+        let [e, f] = box_muller_f32(w[2], w[3]);
+        for (o, &v) in c.iter_mut().zip(&[a, b, e, f]) {
+            *o = v;
         }
-    });
-    out
+    })
 }
 
 /// Box–Muller on one block, exactly as `philox::normal_f64`.

@@ -10,7 +10,7 @@ use crate::par::{PAR_MIN, TASK};
 use crate::storage::CpuBuffer;
 
 /// Side of a transpose tile: a tile of `TILE²` elements of both arrays fits in L1.
-const TILE: usize = 32;
+const TILE: usize = 64;
 
 /// A new buffer with the same elements.
 pub(crate) fn copy(data: HostSlice<'_>) -> BufferRef {
@@ -177,15 +177,30 @@ fn tiles<T: Num>(x: &[T], out: &mut [T], dims: &[usize], strides: &[usize], q: u
         let a0 = a_block * TILE;
         let rows_here = part.len() / (m * len_l);
         let mut mid = Odometer::at(mid_dims, mid_strides, 0);
+        // A tile goes through a small buffer: read as runs along Q (contiguous in the
+        // input when sq == 1), written as runs along L (contiguous in the output). Neither
+        // side then needs cache lines to survive between rows, which matters when the
+        // strides are powers of two and every line of a tile maps to one cache set.
+        let mut buf = [T::ZERO; TILE * TILE];
         for mi in 0..m {
             let base = outer + mid.offset + a0 * sq;
             for b0 in (0..len_l).step_by(TILE) {
-                let b1 = (b0 + TILE).min(len_l);
+                let cols = (b0 + TILE).min(len_l) - b0;
+                for b in 0..cols {
+                    let src = base + (b0 + b) * sl;
+                    let dst = &mut buf[b * TILE..b * TILE + rows_here];
+                    if sq == 1 {
+                        dst.copy_from_slice(&x[src..src + rows_here]);
+                    } else {
+                        for (a, y) in dst.iter_mut().enumerate() {
+                            *y = x[src + a * sq];
+                        }
+                    }
+                }
                 for a in 0..rows_here {
-                    let o = (a * m + mi) * len_l;
-                    let src = base + a * sq;
-                    for (b, y) in out_row(part, o, b0, b1).iter_mut().enumerate() {
-                        *y = x[src + (b0 + b) * sl];
+                    let o = (a * m + mi) * len_l + b0;
+                    for (b, y) in part[o..o + cols].iter_mut().enumerate() {
+                        *y = buf[b * TILE + a];
                     }
                 }
             }
@@ -204,9 +219,4 @@ fn tiles<T: Num>(x: &[T], out: &mut [T], dims: &[usize], strides: &[usize], q: u
     } else {
         out.chunks_mut(slab).enumerate().for_each(per_slab);
     }
-}
-
-#[inline]
-fn out_row<T>(part: &mut [T], row_start: usize, b0: usize, b1: usize) -> &mut [T] {
-    &mut part[row_start + b0..row_start + b1]
 }

@@ -18,6 +18,7 @@ mod map;
 mod matmul;
 mod num;
 mod par;
+mod philox;
 mod reduce;
 mod storage;
 
