@@ -2,7 +2,8 @@
 //! hand-written rayon baselines in the same process (medians of repeated runs, the two
 //! sides interleaved so that outside load hits both alike).
 //!
-//! `cargo run --release -p polycompute-cpu --example cpu_bench`
+//! `cargo run --release -p polycompute-cpu --example cpu_bench [section ...]`, sections:
+//! `axpy sum reduce small uniform matmul` (all by default).
 
 #[path = "support/timing.rs"]
 mod timing;
@@ -19,6 +20,8 @@ use timing::median_secs;
 const ROUNDS: usize = 5;
 
 fn main() -> polycompute_core::Result<()> {
+    let only: Vec<String> = std::env::args().skip(1).collect();
+    let want = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
     let d = Device::cpu();
     let n = 1 << 24;
     println!("{} ({} rayon threads), n = 2^24", d.info().name, rayon::current_num_threads());
@@ -30,47 +33,57 @@ fn main() -> polycompute_core::Result<()> {
 
     let axpy = || -> DeviceArray<f32> { map(&[&x, &y], |v| &v[0] * a + &v[1]).unwrap() };
     let base_axpy = || -> Vec<f32> { xs.par_iter().zip(&ys).map(|(&x, &y)| a * x + y).collect() };
-    assert_eq!(axpy().to_vec()?, base_axpy());
-    let bytes = 3.0 * 4.0 * n as f64;
-    report("map_axpy_f32 (GB/s)", bytes, || drop(axpy()), || drop(base_axpy()));
+    if want("axpy") {
+        assert_eq!(axpy().to_vec()?, base_axpy());
+        let bytes = 3.0 * 4.0 * n as f64;
+        report("map_axpy_f32 (GB/s)", bytes, || drop(axpy()), || drop(base_axpy()));
+    }
 
     let sum = || x.sum(None).unwrap().to_scalar().unwrap();
     let base_sum = || xs.par_chunks(1 << 16).map(|c| c.iter().sum::<f32>()).sum::<f32>();
     let exact: f64 = xs.iter().map(|&v| v as f64).sum();
-    println!(
-        "sum rel. error: ours {:.1e}, baseline {:.1e}",
-        (sum() as f64 - exact).abs() / exact,
-        (base_sum() as f64 - exact).abs() / exact
-    );
-    report(
-        "sum_f32 (GB/s)",
-        4.0 * n as f64,
-        || {
-            black_box(sum());
-        },
-        || {
-            black_box(base_sum());
-        },
-    );
+    if want("sum") {
+        println!(
+            "sum rel. error: ours {:.1e}, baseline {:.1e}",
+            (sum() as f64 - exact).abs() / exact,
+            (base_sum() as f64 - exact).abs() / exact
+        );
+        report(
+            "sum_f32 (GB/s)",
+            4.0 * n as f64,
+            || {
+                black_box(sum());
+            },
+            || {
+                black_box(base_sum());
+            },
+        );
+    }
 
     let m2 = x.reshape(&[4096, 4096])?;
-    for axis in [0, 1] {
-        let t = median_secs(9, || drop(m2.sum(Some(axis)).unwrap()));
-        println!("sum_f32 [4096, 4096] along axis {axis}: {:.2} GB/s", 4.0 * n as f64 / t / 1e9);
+    if want("reduce") {
+        for axis in [0, 1] {
+            let t = median_secs(9, || drop(m2.sum(Some(axis)).unwrap()));
+            println!("sum_f32 [4096, 4096] along axis {axis}: {:.2} GB/s", 4.0 * n as f64 / t / 1e9);
+        }
+        let t = median_secs(9, || drop(x.argmax(None).unwrap()));
+        println!("argmax_f32 of 2^24: {:.2} GB/s", 4.0 * n as f64 / t / 1e9);
+        let t = median_secs(9, || drop(m2.transpose().unwrap()));
+        println!("transpose_f32 [4096, 4096]: {:.2} GB/s (read + write)", 8.0 * n as f64 / t / 1e9);
     }
-    let t = median_secs(9, || drop(x.argmax(None).unwrap()));
-    println!("argmax_f32 of 2^24: {:.2} GB/s", 4.0 * n as f64 / t / 1e9);
-    let t = median_secs(9, || drop(m2.transpose().unwrap()));
-    println!("transpose_f32 [4096, 4096]: {:.2} GB/s (read + write)", 8.0 * n as f64 / t / 1e9);
 
-    let small = d.from_slice(&xs[..1024], &[1024])?;
-    let per_call = median_secs(20_000, || drop(small.map(|v| &v * 2.0 + 1.0).unwrap()));
-    println!("map of 1,024 f32 through the public API: {:.2} us per call", per_call * 1e6);
+    if want("small") {
+        let small = d.from_slice(&xs[..1024], &[1024])?;
+        let per_call = median_secs(20_000, || drop(small.map(|v| &v * 2.0 + 1.0).unwrap()));
+        println!("map of 1,024 f32 through the public API: {:.2} us per call", per_call * 1e6);
+    }
 
-    let uni = median_secs(9, || drop(d.uniform::<f32>(7, &[n]).unwrap()));
-    println!("uniform_f32 fill: {:.2} GB/s", 4.0 * n as f64 / uni / 1e9);
+    if want("uniform") {
+        let uni = median_secs(9, || drop(d.uniform::<f32>(7, &[n]).unwrap()));
+        println!("uniform_f32 fill: {:.2} GB/s", 4.0 * n as f64 / uni / 1e9);
+    }
 
-    for m in [1024usize, 2048] {
+    for m in [1024usize, 2048].into_iter().filter(|_| want("matmul")) {
         let a = d.uniform::<f32>(3, &[m, m])?;
         let b = d.uniform::<f32>(4, &[m, m])?;
         let t = median_secs(5, || drop(a.matmul(&b).unwrap()));

@@ -11,6 +11,8 @@ pub(crate) const LANES: usize = 16;
 /// The four words of blocks `first .. first + LANES`: `words[w][j]` is word `w` of block
 /// `first + j`.
 #[inline]
+// Indexing the four word arrays by lane is the clearest form of the lane-wise rounds.
+#[allow(clippy::needless_range_loop)]
 pub(crate) fn lanes(key: [u32; 2], first: u64) -> [[u32; LANES]; 4] {
     let mut c = [[0u32; LANES]; 4];
     for j in 0..LANES {
@@ -43,6 +45,7 @@ mod tests {
     use polycompute_core::philox;
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn lanes_equal_the_scalar_reference() {
         for (seed, first) in [(0u64, 0u64), (0xDEAD_BEEF_1234, (1 << 32) - 5), (u64::MAX, u64::MAX - 3)] {
             let key = philox::key(seed);
