@@ -102,7 +102,12 @@ pub(crate) fn random(dtype: DType, normal: bool, device: &str) -> Result<KernelS
                  let u1b = f32((w[2] >> 8u) + 1u) * bitcast<f32>(0x33800000u);\n    \
                  let rb = sqrt_f32(-2.0 * ln_f32(u1b));\n    let tb = two_pi * unit_f32(w[3]);\n",
             );
-            vec!["ra * cos_f32(ta)".into(), "ra * sin_f32(ta)".into(), "rb * cos_f32(tb)".into(), "rb * sin_f32(tb)".into()]
+            vec![
+                "ra * cos_f32(ta)".into(),
+                "ra * sin_f32(ta)".into(),
+                "rb * cos_f32(tb)".into(),
+                "rb * sin_f32(tb)".into(),
+            ]
         }
     };
     for (j, v) in values.iter().enumerate() {

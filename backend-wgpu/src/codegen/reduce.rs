@@ -1,8 +1,9 @@
-//! Reduction kernels: a workgroup tree in shared memory, one pass per factor of `2 * TK`
+//! Reduction kernels: a workgroup tree in shared memory, one pass per factor of `ITEMS * TK`
 //! along the reduced axis. The input is viewed as `[outer, r, inner]`; a workgroup of
 //! `TJ x TK` threads covers `TJ` neighbouring `inner` positions (so reads are coalesced along
-//! the contiguous axis) and `2 * TK` positions of `r`, and writes one partial per position:
-//! the next pass reduces an `[outer, ceil(r / 2TK), inner]` array, until `r` is 1. Every
+//! the contiguous axis) and `ITEMS * TK` positions of `r`, and writes one partial per
+//! position: the next pass reduces an `[outer, ceil(r / (ITEMS TK)), inner]` array, until
+//! `r` is 1. Every
 //! combination is pairwise, so float sums have the tree's log2(n) error bound. The input is
 //! read through strides, so short rows (`inner` = 1, small `r`) can be laid across the
 //! workgroup's `TJ` threads instead of leaving most of a 256-thread tree idle.
@@ -18,6 +19,9 @@ use crate::pipeline_cache::KernelSource;
 
 /// Threads per reduction workgroup.
 pub(crate) const THREADS: u32 = 256;
+/// Elements each thread loads (strided by the workgroup's r extent, so loads coalesce) and
+/// combines pairwise before the workgroup tree: fewer barriers and partials per element.
+pub(crate) const ITEMS: u32 = 8;
 
 /// What one reduction pass is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -88,7 +92,7 @@ pub(crate) fn kernel(p: &Pass) -> KernelSource {
         tj = p.tj
     );
     let load = |lane: u32| -> String {
-        let k = format!("(kb * {}u + ly + {}u)", 2 * tk, lane * tk);
+        let k = format!("(kb * {}u + ly + {}u)", ITEMS * tk, lane * tk);
         let kc = format!("min({k}, r - 1u)");
         let idx = format!("(o * prm(7u) + {kc} * prm(8u) + jj * prm(9u))");
         let raw = if p.first && p.input != p.acc { format!("{a}(in_v[{idx}])") } else { format!("in_v[{idx}]") };
@@ -105,14 +109,34 @@ pub(crate) fn kernel(p: &Pass) -> KernelSource {
         }
         s
     };
-    body.push_str(&load(0));
-    body.push_str(&load(1));
+    for lane in 0..ITEMS {
+        body.push_str(&load(lane));
+    }
+    // The thread's items combine pairwise in registers, then the workgroup's tree follows.
+    let mut names: Vec<String> = (0..ITEMS).map(|l| l.to_string()).collect();
+    let mut fresh = 0;
+    while names.len() > 1 {
+        let mut next = Vec::new();
+        for pair in names.chunks(2) {
+            let (x, y) = (&pair[0], &pair[1]);
+            let c = format!("c{fresh}");
+            fresh += 1;
+            if p.is_arg() {
+                let _ = writeln!(
+                    body,
+                    "    let t{c} = take_b(v{x}, i{x}, v{y}, i{y});\n    let v{c} = select(v{x}, v{y}, t{c});\n    \
+                     let i{c} = select(i{x}, i{y}, t{c});"
+                );
+            } else {
+                let _ = writeln!(body, "    let v{c} = comb(v{x}, v{y});");
+            }
+            next.push(c);
+        }
+        names = next;
+    }
+    let _ = writeln!(body, "    sv[lid] = v{};", names[0]);
     if p.is_arg() {
-        body.push_str(
-            "    let b1 = take_b(v0, i0, v1, i1);\n    sv[lid] = select(v0, v1, b1);\n    si[lid] = select(i0, i1, b1);\n",
-        );
-    } else {
-        body.push_str("    sv[lid] = comb(v0, v1);\n");
+        let _ = writeln!(body, "    si[lid] = i{};", names[0]);
     }
     body.push_str("    workgroupBarrier();\n");
     // The tree, unrolled: barriers stay in uniform control flow.

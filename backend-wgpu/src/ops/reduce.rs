@@ -3,7 +3,7 @@
 use polycompute_core::{DType, DeviceBuffer, Error, Fill, ReduceKind, Result, Scalar, Shape};
 
 use crate::buffer_pool::WgpuBuffer;
-use crate::codegen::reduce::{kernel, Pass, THREADS};
+use crate::codegen::reduce::{kernel, Pass, ITEMS, THREADS};
 use crate::device::{Launch, WgpuDevice};
 
 /// Rows at most this long (of a contiguous last axis) are reduced 16 to a workgroup.
@@ -51,7 +51,7 @@ pub(crate) fn run(
         (outer, inner, [r * inner, inner, 1])
     };
     let tj = if inner == 1 { 1 } else { inner.next_power_of_two().min(16) as u32 };
-    let per_block = 2 * (THREADS / tj) as usize;
+    let per_block = (ITEMS * (THREADS / tj)) as usize;
     let njb = inner.div_ceil(tj as usize);
 
     let mut launches = Vec::new();
