@@ -23,17 +23,18 @@ echo "gpu-check: building release binaries with --features $features" >&2
 # Prints "name<TAB>path" for each test executable cargo builds for the given arguments.
 test_executables() {
     cargo test --release --no-run --message-format=json "$@" 2>/dev/null |
-        grep '"executable":"' |
+        grep '"executable":"' | grep '"kind":\["test"\]' |
         sed -E 's/.*"target":\{[^}]*"name":"([^"]+)".*"executable":"([^"]+)".*/\1\t\2/'
 }
 
-cargo build --release --features "$features" --bin polycompute >&2
-mapfile -t facade < <(test_executables --features "$features" --test conformance)
-mapfile -t cuda < <(test_executables -p polycompute-cuda --test gpu --test unavailable --test nvrtc_compile --test fake_driver)
-
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/tests"
+# target/ is shared: another build may replace target/release/polycompute with other features,
+# so copy it at once (and check below that it has the CUDA backend in it).
+cargo build --release --features "$features" --bin polycompute >&2
 cp target/release/polycompute "$bundle/bin/polycompute"
+mapfile -t facade < <(test_executables --features "$features" --test conformance)
+mapfile -t cuda < <(test_executables -p polycompute-cuda --test gpu --test unavailable --test nvrtc_compile --test fake_driver)
 for line in "${facade[@]}"; do
     IFS=$'\t' read -r name path <<<"$line"
     cp "$path" "$bundle/tests/$name"
@@ -57,6 +58,10 @@ chmod +x "$bundle/gpu-run.sh"
 
 for want in bin/polycompute tests/conformance tests/cuda_gpu tests/cuda_unavailable tests/cuda_nvrtc_compile; do
     [[ -x "$bundle/$want" ]] || { echo "gpu-check: $want was not built" >&2; exit 1; }
+    if ! nm "$bundle/$want" 2>/dev/null | grep -q polycompute_cuda; then
+        echo "gpu-check: $want does not contain the CUDA backend (built without --features cuda?)" >&2
+        exit 1
+    fi
 done
 size=$(du -sb "$bundle" | cut -f1)
 echo "gpu-check: $bundle is $((size / 1024 / 1024)) MiB:" >&2
