@@ -1,7 +1,7 @@
 //! [`WorkerContext`]: what a running task knows about its worker.
 
 use std::any::{Any, TypeId};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -32,7 +32,8 @@ pub struct WorkerContext {
     rng: TaskRng,
     shared: SharedData,
     locals: HashMap<TypeId, Box<dyn Any + Send>>,
-    initialized: HashSet<&'static str>,
+    /// Tasks whose `init` ran here (a few names: a scan beats hashing per input).
+    initialized: Vec<&'static str>,
 }
 
 impl WorkerContext {
@@ -47,7 +48,7 @@ impl WorkerContext {
             rng: TaskRng::new(seed, 0),
             shared,
             locals: HashMap::new(),
-            initialized: HashSet::new(),
+            initialized: Vec::new(),
         }
     }
 
@@ -59,11 +60,13 @@ impl WorkerContext {
     }
 
     pub(crate) fn is_initialized(&self, task: &'static str) -> bool {
-        self.initialized.contains(task)
+        self.initialized.iter().any(|t| std::ptr::eq(*t, task) || *t == task)
     }
 
     pub(crate) fn mark_initialized(&mut self, task: &'static str) {
-        self.initialized.insert(task);
+        if !self.is_initialized(task) {
+            self.initialized.push(task);
+        }
     }
 
     /// The worker's number in the pool (a replaced worker keeps its number).

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::error::{TaskError, TaskErrorKind};
-use super::job::{JobCtl, Sink};
+use super::job::{JobCtl, Positioned, Sink};
 use super::runtime::Inner;
 use super::task::{Task, Value};
 
@@ -161,13 +161,17 @@ impl<T: Task> std::fmt::Debug for JobHandle<T> {
     }
 }
 
-/// The sink of a map: results travel through a channel in completion order.
-pub(crate) struct MapSink(pub(crate) Sender<(usize, Result<Value, TaskError>)>);
+/// The sink of a map: results travel through a channel in completion order, in bunches.
+pub(crate) struct MapSink(pub(crate) Sender<Vec<Positioned>>);
 
 impl Sink for MapSink {
     fn deliver(&self, pos: usize, result: Result<Value, TaskError>) {
-        // The receiver is gone when the caller dropped the iterator: nobody wants it.
-        let _ = self.0.send((pos, result));
+        self.deliver_many(vec![(pos, result)]);
+    }
+
+    fn deliver_many(&self, results: Vec<Positioned>) {
+        // The receiver is gone when the caller dropped the iterator: nobody wants them.
+        let _ = self.0.send(results);
     }
 }
 
@@ -195,7 +199,8 @@ impl Sink for CallbackSink {
 /// The results of [`super::Pool::map_unordered`] as they finish: `(position, result)`,
 /// each position exactly once. Dropping it cancels the tasks that have not started.
 pub struct MapResults<T: Task> {
-    pub(crate) rx: Receiver<(usize, Result<Value, TaskError>)>,
+    pub(crate) rx: Receiver<Vec<Positioned>>,
+    pub(crate) bunch: std::vec::IntoIter<Positioned>,
     pub(crate) seen: Vec<bool>,
     pub(crate) remaining: usize,
     pub(crate) first_index: u64,
@@ -221,9 +226,17 @@ impl<T: Task> Iterator for MapResults<T> {
             }
             return None;
         }
-        let (pos, result) = match self.rx.recv() {
-            Ok((pos, result)) if pos < self.seen.len() && !self.seen[pos] => (pos, result),
-            Ok((pos, _)) => {
+        let next = match self.bunch.next() {
+            Some(item) => Ok(Some(item)),
+            None => self.rx.recv().map(|bunch| {
+                self.bunch = bunch.into_iter();
+                self.bunch.next()
+            }),
+        };
+        let (pos, result) = match next {
+            Ok(Some((pos, result))) if pos < self.seen.len() && !self.seen[pos] => (pos, result),
+            Ok(None) => return self.next(),
+            Ok(Some((pos, _))) => {
                 tracing::error!("polycompute pool: result for position {pos} delivered twice (a bug; please report)");
                 return self.next();
             }

@@ -4,15 +4,25 @@
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::error::{TaskError, TaskErrorKind};
 use super::task::{ErasedTask, Value};
+
+/// A result and its position in its submission.
+pub(crate) type Positioned = (usize, Result<Value, TaskError>);
 
 /// Where results go: a job handle, a map's channel, a callback.
 pub(crate) trait Sink: Send + Sync {
     /// Delivers the result of the input at position `pos` of its submission.
     fn deliver(&self, pos: usize, result: Result<Value, TaskError>);
+
+    /// Delivers several results at once: one wake-up of the receiver instead of one each.
+    fn deliver_many(&self, results: Vec<Positioned>) {
+        for (pos, result) in results {
+            self.deliver(pos, result);
+        }
+    }
 }
 
 /// A job's inputs: moved values for thread workers, encodings for process workers.
@@ -51,6 +61,10 @@ pub(crate) struct JobCtl {
     runner: AtomicU64,
     /// The submission's cancel flag (shared by every job of a map).
     cancel: Arc<AtomicBool>,
+    /// Results claimed by a thread worker but not sent yet: sending them in bunches saves
+    /// the receiver a wake-up per result. Whoever fails the rest of the job sends these
+    /// first, so a worker stuck after staging never holds results back.
+    staged: Mutex<Vec<Positioned>>,
 }
 
 impl JobCtl {
@@ -72,6 +86,7 @@ impl JobCtl {
             state: AtomicU8::new(QUEUED),
             runner: AtomicU64::new(u64::MAX),
             cancel,
+            staged: Mutex::new(Vec::new()),
         })
     }
 
@@ -132,13 +147,35 @@ impl JobCtl {
         self.cancel.store(true, Ordering::Release);
     }
 
-    /// Delivers the result of input `k` unless someone else already delivered it.
-    pub(crate) fn deliver(&self, k: usize, result: Result<Value, TaskError>) -> bool {
-        if self.delivered.compare_exchange(k, k + 1, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            self.sink.deliver(self.first_pos + k, result);
-            true
-        } else {
-            false
+    /// Claims input `k` (the next one): false when someone else already answered it.
+    fn claim(&self, k: usize) -> bool {
+        self.delivered.compare_exchange(k, k + 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    /// Stages the result of input `k` unless someone else already answered it; [`JobCtl::flush`]
+    /// sends what is staged.
+    pub(crate) fn stage(&self, k: usize, result: Result<Value, TaskError>) {
+        if self.claim(k) {
+            self.staged.lock().unwrap_or_else(|p| p.into_inner()).push((self.first_pos + k, result));
+        }
+    }
+
+    /// Sends the staged results.
+    pub(crate) fn flush(&self) {
+        let staged = std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
+        if !staged.is_empty() {
+            self.sink.deliver_many(staged);
+        }
+    }
+
+    /// Delivers the results of every input at once (a process worker's whole job), unless
+    /// the job was already answered (cancelled, timed out, shut down).
+    pub(crate) fn deliver_all(&self, results: Vec<Result<Value, TaskError>>) {
+        let Some(range) = self.claim_rest() else { return };
+        let out: Vec<Positioned> =
+            results.into_iter().enumerate().skip(range.start).map(|(k, r)| (self.first_pos + k, r)).collect();
+        if !out.is_empty() {
+            self.sink.deliver_many(out);
         }
     }
 
@@ -159,13 +196,16 @@ impl JobCtl {
 
     /// Claims every input not delivered yet and delivers `kind` for each; returns how many.
     pub(crate) fn fail_rest(&self, worker: Option<(usize, &str)>, attempts: u32, kind: TaskErrorKind) -> usize {
-        let Some(range) = self.claim_rest() else { return 0 };
-        let cur = range.start;
-        for k in range {
-            let err = self.error(k, worker, attempts, kind.clone());
-            self.sink.deliver(self.first_pos + k, Err(err));
-        }
-        self.len - cur
+        let Some(range) = self.claim_rest() else {
+            self.flush();
+            return 0;
+        };
+        self.flush();
+        let n = range.len();
+        let errors =
+            range.map(|k| (self.first_pos + k, Err(self.error(k, worker, attempts, kind.clone())))).collect::<Vec<_>>();
+        self.sink.deliver_many(errors);
+        n
     }
 
     /// The error for input `k`.

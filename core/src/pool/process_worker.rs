@@ -361,7 +361,7 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
     };
     let who = (slot.id, slot.device_id.as_str());
     let (job, ctl) = (&head.job, &head.job.ctl);
-    let mut got = 0;
+    let mut out = Vec::with_capacity(ctl.len);
     let mut failed = 0;
     for (k, item) in wire::results(body).enumerate().take(ctl.len) {
         let result = match item? {
@@ -372,12 +372,13 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
             WireResult::Failure(f) => Err(ctl.error(k, Some(who), job.attempt, failure_kind(f))),
         };
         failed += result.is_err() as u64;
-        ctl.deliver(k, result);
-        got += 1;
+        out.push(result);
     }
+    let got = out.len();
     if got < ctl.len {
         return Err(io::Error::new(io::ErrorKind::InvalidData, "fewer results than inputs"));
     }
+    ctl.deliver_all(out);
     slot.stats.tasks.fetch_add(got as u64, Ordering::Relaxed);
     slot.stats.failed.fetch_add(failed, Ordering::Relaxed);
     slot.stats.busy_ns.fetch_add(head.started.elapsed().as_nanos() as u64, Ordering::Relaxed);

@@ -457,6 +457,7 @@ impl Pool {
         let ctls = self.enqueue::<T>(inputs, Arc::new(MapSink(tx)), chunk, cancel.clone());
         MapResults {
             rx,
+            bunch: Vec::new().into_iter(),
             seen: vec![false; n],
             remaining: n,
             first_index: ctls.first().map_or(first_index, |c| c.first_index),
@@ -515,9 +516,16 @@ impl Pool {
                         ctl,
                     });
                 };
+                let mut item_bytes = 16;
                 for (pos, input) in inputs.iter().enumerate() {
+                    if count == 0 {
+                        // Room for a whole job, sized after the inputs seen so far.
+                        body.reserve(item_bytes * chunk.max(1).min(n - pos));
+                    }
+                    let before = body.len();
                     match wire::push_input(&mut body, input) {
                         Ok(()) => {
+                            item_bytes = item_bytes.max(body.len() - before);
                             if count == 0 {
                                 start = pos;
                             }
