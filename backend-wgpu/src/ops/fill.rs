@@ -6,6 +6,7 @@ use crate::buffer_pool::WgpuBuffer;
 use crate::codegen::{fill, WG};
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;
+use crate::pipeline_cache::KernelKey;
 
 /// A new buffer of `len` elements of `dtype`, filled as `how` says.
 pub(crate) fn run(dev: &WgpuDevice, how: Fill, dtype: DType, len: usize) -> Result<WgpuBuffer> {
@@ -19,8 +20,9 @@ pub(crate) fn run(dev: &WgpuDevice, how: Fill, dtype: DType, len: usize) -> Resu
                 Scalar::F64(v) => (2, v.to_bits() as u32, (v.to_bits() >> 32) as u32),
                 s => (1, s.to_bits() as u32, 0),
             };
+            let kernel = dev.kernel(KernelKey::FillConstant(words), || Ok(fill::constant(words)))?;
             Launch {
-                src: fill::constant(words),
+                kernel,
                 buffers: vec![out.raw().clone()],
                 params: vec![len as u32, lo, hi],
                 groups: groups(len, WG),
@@ -29,11 +31,12 @@ pub(crate) fn run(dev: &WgpuDevice, how: Fill, dtype: DType, len: usize) -> Resu
         Fill::Uniform { seed } | Fill::Normal { seed } => {
             dev.require(dtype, "random fill")?;
             let normal = matches!(how, Fill::Normal { .. });
-            let src = fill::random(dtype, normal, &dev.id)?;
+            let kernel =
+                dev.kernel(KernelKey::FillRandom { dtype, normal }, || fill::random(dtype, normal, &dev.id))?;
             let per = if dtype == DType::F64 { 2 } else { 4 };
             let blocks = len.div_ceil(per);
             Launch {
-                src,
+                kernel,
                 buffers: vec![out.raw().clone()],
                 params: vec![len as u32, seed as u32, (seed >> 32) as u32],
                 groups: groups(blocks, WG),

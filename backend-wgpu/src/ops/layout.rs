@@ -1,6 +1,8 @@
 //! Data movement: Copy (a buffer-to-buffer copy) and Transpose (tiled, or a strided map when
 //! the contiguous axis stays last).
 
+use std::sync::Arc;
+
 use polycompute_core::expr::{Inst, InstOp, Program};
 use polycompute_core::{DeviceBuffer, Error, Result, Shape};
 
@@ -10,6 +12,7 @@ use crate::codegen::map::{kernel as map_kernel, InputMode};
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;
+use crate::pipeline_cache::KernelKey;
 
 /// A copy of `input` in a new buffer.
 pub(crate) fn copy(dev: &WgpuDevice, input: &WgpuBuffer) -> Result<WgpuBuffer> {
@@ -65,12 +68,13 @@ pub(crate) fn transpose(dev: &WgpuDevice, shape: &Shape, perm: &[usize], input: 
     let gather: Vec<u32> = perm.iter().map(|&p| in_strides[p] as u32).collect();
     let launch = if perm[d - 1] == d - 1 {
         // The contiguous axis stays last: rows move whole, a strided copy is coalesced.
-        let program = Program { inputs: vec![dtype], insts: vec![Inst { op: InstOp::Arg(0), dtype }] };
+        let program = Arc::new(Program { inputs: vec![dtype], insts: vec![Inst { op: InstOp::Arg(0), dtype }] });
         let mut params = vec![n as u32];
         params.extend(out_dims.iter().map(|&x| x as u32));
         params.extend(&gather);
-        let src = map_kernel(&program, &[InputMode::Strided], d, &dev.id)?;
-        Launch { src, buffers: vec![input.raw().clone(), out.raw().clone()], params, groups: groups(n, WG) }
+        let key = KernelKey::Map { program: program.clone(), modes: vec![InputMode::Strided], ndim: d };
+        let kernel = dev.kernel(key, || map_kernel(&program, &[InputMode::Strided], d, &dev.id))?;
+        Launch { kernel, buffers: vec![input.raw().clone(), out.raw().clone()], params, groups: groups(n, WG) }
     } else {
         let q = perm.iter().position(|&p| p == d - 1).unwrap_or(0);
         let tile = TILE as usize;
@@ -84,7 +88,8 @@ pub(crate) fn transpose(dev: &WgpuDevice, shape: &Shape, perm: &[usize], input: 
         params.extend(out_dims.iter().map(|&x| x as u32));
         params.extend(&gather);
         params.extend(out_strides.iter().map(|&x| x as u32));
-        Launch { src: tiled(dtype, d, q), buffers: vec![input.raw().clone(), out.raw().clone()], params, groups: total }
+        let kernel = dev.kernel(KernelKey::Transpose { dtype, ndim: d, q }, || Ok(tiled(dtype, d, q)))?;
+        Launch { kernel, buffers: vec![input.raw().clone(), out.raw().clone()], params, groups: total }
     };
     dev.launch(vec![launch])?;
     Ok(out)

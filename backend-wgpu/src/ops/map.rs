@@ -2,6 +2,7 @@
 //! input is read, and launch the fused kernel.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use polycompute_core::expr::{Inst, InstOp, Program};
 use polycompute_core::{DType, DeviceBuffer, Error, Result, Shape};
@@ -11,6 +12,7 @@ use crate::codegen::map::{kernel, InputMode};
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;
+use crate::pipeline_cache::KernelKey;
 
 /// Output dims and per-input strides with size-1 axes dropped and neighbouring axes merged
 /// wherever every input walks them as one (e.g. a [4, 5, 3] + [3] broadcast is [20, 3]).
@@ -43,7 +45,7 @@ pub(crate) fn coalesce(dims: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, V
 /// Runs `program` over `inputs` broadcast to `shape`.
 pub(crate) fn run(
     dev: &WgpuDevice,
-    program: &Program,
+    program: &Arc<Program>,
     input_shapes: &[Shape],
     shape: &Shape,
     inputs: &[&WgpuBuffer],
@@ -88,10 +90,11 @@ pub(crate) fn run(
     for s in &strides {
         params.extend(s.iter().map(|&x| x as u32));
     }
-    let src = kernel(program, &modes, dims.len(), &dev.id)?;
+    let key = KernelKey::Map { program: program.clone(), modes: modes.clone(), ndim: dims.len() };
+    let kernel = dev.kernel(key, || kernel(program, &modes, dims.len(), &dev.id))?;
     let mut buffers: Vec<wgpu::Buffer> = inputs.iter().map(|b| b.raw().clone()).collect();
     buffers.push(out.raw().clone());
-    dev.launch(vec![Launch { src, buffers, params, groups: groups(n, WG) }])?;
+    dev.launch(vec![Launch { kernel, buffers, params, groups: groups(n, WG) }])?;
     Ok(out)
 }
 
@@ -101,10 +104,10 @@ pub(crate) fn cast(dev: &WgpuDevice, input: &WgpuBuffer, to: DType) -> Result<Wg
     if from == to {
         return super::layout::copy(dev, input);
     }
-    let program = Program {
+    let program = Arc::new(Program {
         inputs: vec![from],
         insts: vec![Inst { op: InstOp::Arg(0), dtype: from }, Inst { op: InstOp::Cast(0), dtype: to }],
-    };
+    });
     let shape = Shape::new(&[input.len()])?;
     run(dev, &program, std::slice::from_ref(&shape), &shape, &[input])
 }

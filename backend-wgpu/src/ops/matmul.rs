@@ -5,6 +5,7 @@ use polycompute_core::{DeviceBuffer, Error, Result, Shape};
 use crate::buffer_pool::WgpuBuffer;
 use crate::codegen::matmul::{blocking, kernel};
 use crate::device::{Launch, WgpuDevice};
+use crate::pipeline_cache::KernelKey;
 
 /// `lhs @ rhs`, 2-D or batched 3-D (shapes validated by `Op::output`).
 pub(crate) fn run(dev: &WgpuDevice, lhs: &Shape, rhs: &Shape, a: &WgpuBuffer, b: &WgpuBuffer) -> Result<WgpuBuffer> {
@@ -28,6 +29,7 @@ pub(crate) fn run(dev: &WgpuDevice, lhs: &Shape, rhs: &Shape, a: &WgpuBuffer, b:
         .map_err(|_| Error::TooLarge(format!("matmul {lhs} @ {rhs} needs {total} workgroups, more than u32 counts")))?;
     let params = vec![m as u32, n as u32, k as u32, tiles_n as u32, tiles_m as u32, total32];
     let buffers = vec![a.raw().clone(), b.raw().clone(), out.raw().clone()];
-    dev.launch(vec![Launch { src: kernel(dtype), buffers, params, groups: total }])?;
+    let kernel = dev.kernel(KernelKey::Matmul(dtype), || Ok(kernel(dtype)))?;
+    dev.launch(vec![Launch { kernel, buffers, params, groups: total }])?;
     Ok(out)
 }

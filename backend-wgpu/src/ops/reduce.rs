@@ -5,6 +5,7 @@ use polycompute_core::{DType, DeviceBuffer, Error, Fill, ReduceKind, Result, Sca
 use crate::buffer_pool::WgpuBuffer;
 use crate::codegen::reduce::{kernel, Pass, ITEMS, THREADS};
 use crate::device::{Launch, WgpuDevice};
+use crate::pipeline_cache::KernelKey;
 
 /// Rows at most this long (of a contiguous last axis) are reduced 16 to a workgroup.
 const SHORT_ROW: usize = 32;
@@ -96,7 +97,8 @@ pub(crate) fn run(
         let strides = if first { first_strides } else { [cur_r * inner, inner, 1] };
         let mut params = vec![outer as u32, cur_r as u32, inner as u32, nkb as u32, njb as u32, total32, r as u32];
         params.extend(strides.iter().map(|&s| s as u32));
-        launches.push(Launch { src: kernel(&pass), buffers, params, groups: total });
+        let kernel = dev.kernel(KernelKey::Reduce(pass), || Ok(kernel(&pass)))?;
+        launches.push(Launch { kernel, buffers, params, groups: total });
         if last {
             break;
         }
