@@ -196,12 +196,25 @@ impl JobCtl {
 
     /// Claims every input not delivered yet and delivers `kind` for each; returns how many.
     pub(crate) fn fail_rest(&self, worker: Option<(usize, &str)>, attempts: u32, kind: TaskErrorKind) -> usize {
+        self.fail_rest_counted(worker, attempts, kind, |_| {})
+    }
+
+    /// [`JobCtl::fail_rest`], calling `count` with how many before they are delivered (so
+    /// a waiter woken by the results sees the worker's figures already updated).
+    pub(crate) fn fail_rest_counted(
+        &self,
+        worker: Option<(usize, &str)>,
+        attempts: u32,
+        kind: TaskErrorKind,
+        count: impl FnOnce(u64),
+    ) -> usize {
         let Some(range) = self.claim_rest() else {
             self.flush();
             return 0;
         };
         self.flush();
         let n = range.len();
+        count(n as u64);
         let errors =
             range.map(|k| (self.first_pos + k, Err(self.error(k, worker, attempts, kind.clone())))).collect::<Vec<_>>();
         self.sink.deliver_many(errors);

@@ -315,9 +315,8 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) && deadline.is_some() => {
                 let after = deadline.map_or(Duration::ZERO, |(t, _)| t);
                 if let Some(head) = inflight.pop_front() {
-                    let n = head.job.ctl.fail_rest(Some(who), head.job.attempt, TaskErrorKind::Timeout { after });
-                    slot.stats.tasks.fetch_add(n as u64, Ordering::Relaxed);
-                    slot.stats.failed.fetch_add(n as u64, Ordering::Relaxed);
+                    let kind = TaskErrorKind::Timeout { after };
+                    head.job.ctl.fail_rest_counted(Some(who), head.job.attempt, kind, |n| slot.stats.count_failed(n));
                 }
                 requeue(inner, inflight);
                 return Outcome::Kill;
@@ -378,10 +377,10 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
     if got < ctl.len {
         return Err(io::Error::new(io::ErrorKind::InvalidData, "fewer results than inputs"));
     }
-    ctl.deliver_all(out);
     slot.stats.tasks.fetch_add(got as u64, Ordering::Relaxed);
     slot.stats.failed.fetch_add(failed, Ordering::Relaxed);
     slot.stats.busy_ns.fetch_add(head.started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    ctl.deliver_all(out);
     Ok(retire)
 }
 
@@ -423,10 +422,8 @@ fn crashed(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker, mut inflight: VecDeq
         job.ctl.requeued();
         inner.enqueue(Job { attempt: job.attempt + 1, ..job });
     } else {
-        let n =
-            job.ctl.fail_rest(Some((slot.id, &slot.device_id)), job.attempt, TaskErrorKind::Crashed { code, signal });
-        slot.stats.tasks.fetch_add(n as u64, Ordering::Relaxed);
-        slot.stats.failed.fetch_add(n as u64, Ordering::Relaxed);
+        let kind = TaskErrorKind::Crashed { code, signal };
+        job.ctl.fail_rest_counted(Some((slot.id, &slot.device_id)), job.attempt, kind, |n| slot.stats.count_failed(n));
     }
     Outcome::Exited
 }

@@ -43,6 +43,14 @@ pub(crate) struct SlotStats {
     pub(crate) busy_ns: AtomicU64,
 }
 
+impl SlotStats {
+    /// Counts `n` tasks that ended in an error without running to the end.
+    pub(crate) fn count_failed(&self, n: u64) {
+        self.tasks.fetch_add(n, Ordering::Relaxed);
+        self.failed.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
 /// One worker's place in the pool; a replaced worker takes the same slot, with the next
 /// generation.
 pub(crate) struct Slot {

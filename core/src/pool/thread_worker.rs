@@ -191,10 +191,8 @@ fn watchdog(inner: Arc<Inner>, timeout: Duration) {
                 continue; // it moved on meanwhile
             }
             if let Some(ctl) = current {
-                let failed =
-                    ctl.fail_rest(Some((slot.id, &slot.device_id)), 1, TaskErrorKind::Timeout { after: timeout });
-                slot.stats.failed.fetch_add(failed as u64, Ordering::Relaxed);
-                slot.stats.tasks.fetch_add(failed as u64, Ordering::Relaxed);
+                let kind = TaskErrorKind::Timeout { after: timeout };
+                ctl.fail_rest_counted(Some((slot.id, &slot.device_id)), 1, kind, |n| slot.stats.count_failed(n));
                 replace(&inner, slot, gen);
             }
         }
