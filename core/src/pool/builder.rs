@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::context::SharedData;
-use super::runtime::{Config, Pool};
+use super::runtime::Pool;
+use super::shared::Config;
 use super::task::Tasks;
 use super::wire;
 use crate::backend::BackendKind;
@@ -188,7 +189,7 @@ impl PoolBuilder {
                 shared.bytes = Some(Arc::new(bytes));
             }
         }
-        Pool::start(self.tasks, plan.mode, plan, self.cfg, devices, self.per_device, shared)
+        Pool::start(self.tasks, plan, self.cfg, devices, self.per_device, shared)
     }
 }
 

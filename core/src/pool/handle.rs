@@ -10,7 +10,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::error::{TaskError, TaskErrorKind};
 use super::job::{JobCtl, Positioned, Sink};
-use super::runtime::Inner;
+use super::shared::Inner;
 use super::task::{Task, Value};
 
 /// Turns a delivered value back into the task's output type.

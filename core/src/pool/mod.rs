@@ -24,6 +24,7 @@ mod job;
 mod process_worker;
 mod rng;
 mod runtime;
+mod shared;
 mod task;
 mod thread_worker;
 mod wire;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::error::TaskErrorKind;
 use super::job::{Inputs, Job};
-use super::runtime::{Inner, Slot};
+use super::shared::{Inner, Slot};
 use super::thread_worker::failure_kind;
 use super::wire::{self, FromWorker, ToWorker, WireResult};
 use crate::platform::process::{self as os, Listener, Stream};

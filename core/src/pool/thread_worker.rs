@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::context::WorkerContext;
 use super::error::TaskErrorKind;
 use super::job::{Inputs, Job, JobCtl};
-use super::runtime::{Inner, Slot};
+use super::shared::{Inner, Slot};
 use super::task::Failure;
 use crate::device::Device;
 

@@ -1,0 +1,299 @@
+//! The state a pool's workers, handles and the pool itself share: settings, worker slots,
+//! the queue, the stop signal, and shutdown.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::context::SharedData;
+use super::error::TaskErrorKind;
+use super::job::{Job, JobCtl};
+use super::task::Tasks;
+use super::thread_worker;
+use crate::backend::BackendKind;
+use crate::platform::process::Stream;
+use crate::platform::{WorkerMode, WorkerPlan};
+
+/// The pool's settings, fixed when it is built.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) seed: u64,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) retries: u32,
+    pub(crate) max_tasks: Option<u64>,
+    pub(crate) chunk: Option<usize>,
+    pub(crate) progress: bool,
+    pub(crate) depth: usize,
+    pub(crate) worker_exe: Option<PathBuf>,
+    pub(crate) start_timeout: Duration,
+}
+
+/// Counters of one worker slot.
+#[derive(Default)]
+pub(crate) struct SlotStats {
+    pub(crate) tasks: AtomicU64,
+    pub(crate) failed: AtomicU64,
+    pub(crate) restarts: AtomicU64,
+    pub(crate) busy_ns: AtomicU64,
+}
+
+impl SlotStats {
+    /// Counts `n` tasks that ended in an error without running to the end.
+    pub(crate) fn count_failed(&self, n: u64) {
+        self.tasks.fetch_add(n, Ordering::Relaxed);
+        self.failed.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// One worker's place in the pool; a replaced worker takes the same slot, with the next
+/// generation.
+pub(crate) struct Slot {
+    pub(crate) id: usize,
+    pub(crate) kind: BackendKind,
+    pub(crate) ordinal: usize,
+    pub(crate) device_id: String,
+    pub(crate) gen: AtomicU64,
+    /// The job a thread worker runs.
+    pub(crate) current: Mutex<Option<Arc<JobCtl>>>,
+    /// When a thread worker's current input started, in ns since the pool's epoch (0: idle).
+    pub(crate) item_started: AtomicU64,
+    /// Jobs whose process worker must be stopped (cancelled while running).
+    pub(crate) abandoned: Mutex<Vec<Arc<JobCtl>>>,
+    /// The current process worker's socket, shut down to interrupt its driver.
+    pub(crate) interrupt: Mutex<Option<Stream>>,
+    pub(crate) pid: AtomicU32,
+    pub(crate) dead: AtomicBool,
+    pub(crate) stats: SlotStats,
+}
+
+impl Slot {
+    /// Wakes a process worker's driver blocked on its socket (and ends the worker, which
+    /// exits when its socket closes): the driver then looks for why (shutdown, abandon).
+    pub(crate) fn interrupt_driver(&self) {
+        if let Some(stream) = self.interrupt.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// What workers, handles and the pool share.
+pub(crate) struct Inner {
+    pub(crate) tasks: Tasks,
+    pub(crate) mode: WorkerMode,
+    pub(crate) plan: WorkerPlan,
+    pub(crate) cfg: Config,
+    pub(crate) queue_tx: Sender<Job>,
+    pub(crate) queue_rx: Receiver<Job>,
+    stop_tx: Mutex<Option<Sender<()>>>,
+    pub(crate) stop_rx: Receiver<()>,
+    stopping: AtomicBool,
+    /// Held while shutting down, so a second caller returns only when the first is done.
+    shutdown_lock: Mutex<()>,
+    pub(crate) next_index: AtomicU64,
+    pub(crate) slots: Vec<Arc<Slot>>,
+    broken: Mutex<Option<String>>,
+    live: AtomicUsize,
+    pub(crate) shared: SharedData,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    callbacks: OnceLock<Sender<Box<dyn FnOnce() + Send>>>,
+    pub(crate) epoch: Instant,
+}
+
+impl Inner {
+    pub(crate) fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// Nanoseconds since the pool was built (never 0, which means "idle").
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64 + 1
+    }
+
+    pub(crate) fn add_thread(&self, handle: JoinHandle<()>) {
+        self.threads.lock().unwrap_or_else(|p| p.into_inner()).push(handle);
+    }
+
+    /// Puts a job (back) in the queue; fails it at once if the pool cannot run it any more.
+    pub(crate) fn enqueue(&self, job: Job) {
+        if let Err(e) = self.queue_tx.send(job) {
+            let job = e.into_inner();
+            job.ctl.fail_rest(None, job.attempt, TaskErrorKind::ShutDown);
+        }
+        // Shutdown or the last worker's death may have drained the queue just before the
+        // send: drain again so nothing waits for a worker that will never come.
+        if self.stopping() {
+            self.fail_queued(TaskErrorKind::ShutDown);
+        } else if let Some(msg) = self.broken.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            self.fail_queued(TaskErrorKind::WorkerStart { message: msg });
+        }
+    }
+
+    /// Fails every queued job with `kind`.
+    pub(crate) fn fail_queued(&self, kind: TaskErrorKind) {
+        while let Ok(job) = self.queue_rx.try_recv() {
+            job.ctl.fail_rest(None, job.attempt, kind.clone());
+        }
+    }
+
+    /// A worker slot that cannot start again; when it was the last, the pool is broken and
+    /// every task fails with the reason instead of waiting for ever.
+    pub(crate) fn slot_dead(&self, slot: &Slot, message: String) {
+        if slot.dead.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tracing::error!("polycompute pool: worker {} ({}) cannot start: {message}", slot.id, slot.device_id);
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let message = format!("worker {} ({}): {message}", slot.id, slot.device_id);
+            *self.broken.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
+            self.fail_queued(TaskErrorKind::WorkerStart { message });
+        }
+    }
+
+    /// Cancels a job (see [`JobHandle::cancel`]).
+    pub(crate) fn cancel(self: &Arc<Self>, ctl: &Arc<JobCtl>) {
+        ctl.set_cancelled();
+        let runner = ctl.runner();
+        if ctl.fail_rest(None, 1, TaskErrorKind::Cancelled) == 0 {
+            return;
+        }
+        if let Some((slot, gen)) = runner {
+            self.abandon(slot, gen, ctl);
+        }
+    }
+
+    /// Stops the worker running `ctl` (whose results were delivered already) and replaces it.
+    pub(crate) fn abandon(self: &Arc<Self>, slot: usize, gen: u64, ctl: &Arc<JobCtl>) {
+        let Some(slot) = self.slots.get(slot) else { return };
+        match self.mode {
+            WorkerMode::Process => {
+                slot.abandoned.lock().unwrap_or_else(|p| p.into_inner()).push(ctl.clone());
+                slot.interrupt_driver();
+            }
+            _ => thread_worker::abandon(self, slot, gen, ctl),
+        }
+    }
+
+    pub(crate) fn callback_runner(&self) -> Sender<Box<dyn FnOnce() + Send>> {
+        self.callbacks
+            .get_or_init(|| {
+                let (tx, rx) = crossbeam_channel::unbounded::<Box<dyn FnOnce() + Send>>();
+                let spawned = std::thread::Builder::new().name("polycompute-callbacks".into()).spawn(move || {
+                    for cb in rx {
+                        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(cb)) {
+                            tracing::error!("a pool completion callback panicked: {}", super::task::panic_message(&*p));
+                        }
+                    }
+                });
+                if let Err(e) = spawned {
+                    tracing::error!("cannot start the pool's callback thread: {e}");
+                }
+                tx
+            })
+            .clone()
+    }
+
+    /// Stops every worker: queued tasks fail with `ShutDown`, process workers are stopped
+    /// (killed if they do not exit at once), thread workers are joined, or left behind if
+    /// a task does not return within the grace period. Returns within about a second, and
+    /// not before a concurrent call has finished.
+    pub(crate) fn shutdown(&self) {
+        let _one_at_a_time = self.shutdown_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if self.stopping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        drop(self.stop_tx.lock().unwrap_or_else(|p| p.into_inner()).take());
+        for slot in &self.slots {
+            slot.interrupt_driver();
+        }
+        self.fail_queued(TaskErrorKind::ShutDown);
+        let deadline = Instant::now() + Duration::from_millis(900);
+        let me = std::thread::current().id();
+        loop {
+            let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+            let mut i = 0;
+            while i < threads.len() {
+                if threads[i].is_finished() {
+                    let _ = threads.swap_remove(i).join();
+                } else {
+                    i += 1;
+                }
+            }
+            let waiting = threads.iter().any(|t| t.thread().id() != me);
+            drop(threads);
+            if !waiting || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Thread workers stuck in a task: their results can no longer be waited for.
+        for slot in &self.slots {
+            let current = slot.current.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(ctl) = current {
+                ctl.fail_rest(Some((slot.id, &slot.device_id)), 1, TaskErrorKind::ShutDown);
+            }
+        }
+        let left = self.threads.lock().unwrap_or_else(|p| p.into_inner()).len();
+        if left > 0 {
+            tracing::warn!("polycompute pool: {left} worker thread(s) still in a task at shutdown were left behind");
+        }
+    }
+}
+
+impl Inner {
+    /// The shared state of a new pool: its slots, queue and stop signal (no worker yet).
+    pub(crate) fn new(
+        tasks: Tasks,
+        plan: WorkerPlan,
+        cfg: Config,
+        devices: &[(BackendKind, usize)],
+        per_device: usize,
+        shared: SharedData,
+    ) -> Arc<Inner> {
+        let mode = plan.mode;
+        let (queue_tx, queue_rx) = crossbeam_channel::unbounded();
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
+        let mut slots = Vec::new();
+        for &(kind, ordinal) in devices {
+            for _ in 0..per_device {
+                slots.push(Arc::new(Slot {
+                    id: slots.len(),
+                    kind,
+                    ordinal,
+                    device_id: format!("{kind}:{ordinal}"),
+                    gen: AtomicU64::new(0),
+                    current: Mutex::new(None),
+                    item_started: AtomicU64::new(0),
+                    abandoned: Mutex::new(Vec::new()),
+                    interrupt: Mutex::new(None),
+                    pid: AtomicU32::new(0),
+                    dead: AtomicBool::new(false),
+                    stats: SlotStats::default(),
+                }));
+            }
+        }
+        Arc::new(Inner {
+            tasks,
+            mode,
+            plan,
+            cfg,
+            queue_tx,
+            queue_rx,
+            stop_tx: Mutex::new(Some(stop_tx)),
+            stop_rx,
+            stopping: AtomicBool::new(false),
+            shutdown_lock: Mutex::new(()),
+            next_index: AtomicU64::new(0),
+            live: AtomicUsize::new(slots.len()),
+            slots,
+            broken: Mutex::new(None),
+            shared,
+            threads: Mutex::new(Vec::new()),
+            callbacks: OnceLock::new(),
+            epoch: Instant::now(),
+        })
+    }
+}
