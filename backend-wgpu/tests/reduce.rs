@@ -3,7 +3,7 @@
 mod common;
 
 use common::{floats, lcg};
-use polycompute_core::{DType, Device, Error};
+use polycompute_core::{DType, Error};
 
 /// (outer, r, inner) view of `shape` around `axis`.
 fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
@@ -195,5 +195,4 @@ fn f64_reductions_where_supported() {
         Err(Error::Unsupported { dtype: DType::F64, .. }) => assert!(!common::has_f64(&dev)),
         Err(e) => panic!("{e}"),
     }
-    let _ = Device::from_backend;
 }
