@@ -85,16 +85,19 @@ impl BufferPool {
     pub(crate) fn storage(self: &Arc<Self>, bytes: u64, what: &str) -> Result<wgpu::Buffer> {
         self.check_size(bytes, what)?;
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-        self.take(usage, bytes)
+        // Kernels bind whole buffers, so the class may not outgrow a binding either.
+        self.take(usage, bytes, self.limits.max_binding.min(self.limits.max_buffer))
     }
 
     /// A mappable staging buffer of at least `bytes` for readback.
     pub(crate) fn staging(self: &Arc<Self>, bytes: u64) -> Result<wgpu::Buffer> {
-        self.take(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, bytes)
+        self.take(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, bytes, self.limits.max_buffer)
     }
 
-    fn take(&self, usage: wgpu::BufferUsages, bytes: u64) -> Result<wgpu::Buffer> {
-        let class = size_class(bytes).min(self.limits.max_buffer.max(bytes.next_multiple_of(4)));
+    /// A buffer of `bytes` rounded up to its class, but never past `max` (rounded down to a
+    /// multiple of 4, which `bytes` is within).
+    fn take(&self, usage: wgpu::BufferUsages, bytes: u64, max: u64) -> Result<wgpu::Buffer> {
+        let class = size_class(bytes).min((max / 4 * 4).max(bytes.next_multiple_of(4)));
         {
             let mut free = self.lock();
             if let Some(buf) = free.lists.get_mut(&(usage.bits(), class)).and_then(Vec::pop) {
