@@ -1,12 +1,14 @@
 """numpy's f32 matmul beside polycompute's, measured in one process tree.
 
-numpy is timed before and after `polycompute bench` runs, and its figure is the median over
-both rounds, so a change in machine load during the run does not favour either side.
-Run through numpy_matmul.sh, which sets up the virtual environment.
+The two alternate for several rounds (numpy, then `polycompute bench`, again and again) and
+each side's figure is the median over all rounds, so a change in machine load during the
+run does not favour either side. Run through numpy_matmul.sh, which sets up the virtual
+environment.
 """
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -15,7 +17,8 @@ import time
 import numpy as np
 
 SIZES = (1024, 2048)
-REPS = {1024: 7, 2048: 5}
+ROUNDS = 3
+REPS = {1024: 5, 2048: 3}  # per round
 MATMUL_TARGET = 0.9  # polycompute / numpy
 SMALL_MAP_TARGET_US = 10.0
 
@@ -65,6 +68,19 @@ def run_polycompute(binary):
     return {r["name"]: r for r in rows}, done.returncode
 
 
+def median_row(rows):
+    """One row whose value and baseline are the medians over the rounds (or the error)."""
+    good = [r for r in rows if r.get("value") is not None]
+    if not good:
+        return rows[-1]
+    row = dict(good[0])
+    row["value"] = statistics.median(r["value"] for r in good)
+    if all(r.get("baseline") is not None for r in good):
+        row["baseline"] = statistics.median(r["baseline"] for r in good)
+    row["rounds"] = [r["value"] for r in good]
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--polycompute", required=True, help="path to the polycompute binary")
@@ -72,26 +88,43 @@ def main():
     args = parser.parse_args()
 
     print(f"numpy {np.__version__}, BLAS: {blas_description()}", flush=True)
-    times = {n: numpy_seconds(n, REPS[n]) for n in SIZES}
-    rows, code = run_polycompute(args.polycompute)
-    for n in SIZES:
-        times[n] += numpy_seconds(n, REPS[n])
+    load_before = os.getloadavg()[0]
+    times = {n: [] for n in SIZES}
+    ours = {}  # name -> the value of each round
+    code = 0
+    for r in range(ROUNDS):
+        print(f"round {r + 1}/{ROUNDS}: numpy", flush=True)
+        for n in SIZES:
+            times[n] += numpy_seconds(n, REPS[n])
+        rows, c = run_polycompute(args.polycompute)
+        code = code or c
+        for name, row in rows.items():
+            ours.setdefault(name, []).append(row)
+    rows = {name: median_row(rs) for name, rs in ours.items()}
 
     ok = code == 0
     print()
+    # Both sides share the cores with whatever else runs; the load says how far to trust it.
+    print(f"{os.cpu_count()} logical cores; 1-minute load average {load_before:.2f} before, "
+          f"{os.getloadavg()[0]:.2f} after")
+    for n in SIZES:
+        per_round = [2 * n**3 / statistics.median(times[n][i * REPS[n]:(i + 1) * REPS[n]]) / 1e9 for i in range(ROUNDS)]
+        theirs = ", ".join(f"{g:.1f}" for g in per_round)
+        mine = ", ".join(f"{g:.1f}" for g in rows.get(f"matmul_f32_{n}", {}).get("rounds", []))
+        print(f"rounds at {n}³: numpy {theirs}; polycompute {mine} GFLOP/s")
     print(f"{'matmul f32':<12} {'numpy GFLOP/s':>14} {'polycompute GFLOP/s':>20} {'ratio':>7}  target")
     for n in SIZES:
         numpy_gflops = 2 * n**3 / statistics.median(times[n]) / 1e9
         row = rows.get(f"matmul_f32_{n}", {})
-        ours = row.get("value")
-        if ours is None:
+        value = row.get("value")
+        if value is None:
             print(f"{n}³{'':<7} {numpy_gflops:>14.1f} {'failed':>20} {'-':>7}  {row.get('error', 'no result')}")
             ok = False
             continue
-        ratio = ours / numpy_gflops
+        ratio = value / numpy_gflops
         met = ratio >= MATMUL_TARGET
         ok &= met
-        print(f"{n}³{'':<7} {numpy_gflops:>14.1f} {ours:>20.1f} {ratio:>7.2f}  "
+        print(f"{n}³{'':<7} {numpy_gflops:>14.1f} {value:>20.1f} {ratio:>7.2f}  "
               f"≥ {MATMUL_TARGET} {'met' if met else 'MISSED'}")
 
     small = rows.get("map_small_f32", {})
