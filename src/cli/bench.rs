@@ -4,7 +4,8 @@
 //!
 //! Every time is the median of several repetitions after warm-up, with the device
 //! synchronised inside the timed region; polycompute's and the baseline's repetitions are
-//! interleaved, so load on a shared machine touches both alike. Baselines: on the CPU, hand-written rayon loops
+//! interleaved, so load on a shared machine touches both alike. A benchmark whose warm-up
+//! shows it slow (a software GPU, say) gets fewer repetitions, down to one. Baselines: on the CPU, hand-written rayon loops
 //! (map, sum), a rayon constant fill (uniform), a blocked rayon loop (matmul) and a
 //! single-threaded loop (small map); on a GPU, `DeviceArray::copy` bandwidth, and no
 //! matmul baseline (see `benches/numpy_matmul.sh` for the comparison with OpenBLAS).

@@ -19,17 +19,32 @@ impl Reps {
     pub const fn new(warmup: usize, timed: usize) -> Reps {
         Reps { warmup, timed }
     }
+
+    /// The timed runs that fit in [`TIME_BUDGET_SECS`] when one round (the work of one
+    /// timed repetition) took `round_secs` in warm-up: never fewer than 1 nor more than
+    /// asked. Keeps a slow device (a software GPU, say) from stretching the bench to hours.
+    pub fn timed_within_budget(self, round_secs: Option<f64>) -> usize {
+        let asked = self.timed.max(1);
+        match round_secs {
+            Some(t) if t > 0.0 => ((TIME_BUDGET_SECS / t) as usize).clamp(1, asked),
+            _ => asked,
+        }
+    }
 }
+
+/// Seconds of timed repetitions one benchmark may take, when warm-up shows it is slow.
+pub const TIME_BUDGET_SECS: f64 = 10.0;
 
 /// Median seconds of one call of `f`. The closure must finish its work (synchronise the
 /// device) before it returns; what it returns is dropped after the clock stops, so freeing
 /// an output buffer is not counted, for polycompute and for baselines alike.
 pub fn median_secs<R>(reps: Reps, mut f: impl FnMut() -> Result<R, BenchError>) -> Result<f64, BenchError> {
+    let mut round = None;
     for _ in 0..reps.warmup {
-        drop(black_box(f()?));
+        round = Some(time_once(&mut f)?);
     }
-    let mut times = Vec::with_capacity(reps.timed.max(1));
-    for _ in 0..reps.timed.max(1) {
+    let mut times = Vec::new();
+    for _ in 0..reps.timed_within_budget(round) {
         times.push(time_once(&mut f)?);
     }
     Ok(median(&mut times))
@@ -43,12 +58,12 @@ pub fn median_secs_pair<R, S>(
     mut a: impl FnMut() -> Result<R, BenchError>,
     mut b: impl FnMut() -> Result<S, BenchError>,
 ) -> Result<(f64, f64), BenchError> {
+    let mut round = None;
     for _ in 0..reps.warmup {
-        drop(black_box(a()?));
-        drop(black_box(b()?));
+        round = Some(time_once(&mut a)? + time_once(&mut b)?);
     }
     let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    for i in 0..reps.timed.max(1) {
+    for i in 0..reps.timed_within_budget(round) {
         if i % 2 == 0 {
             ta.push(time_once(&mut a)?);
             tb.push(time_once(&mut b)?);
@@ -159,6 +174,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!((c, d), (30, 30));
+    }
+
+    #[test]
+    fn slow_work_gets_fewer_repetitions() {
+        let reps = Reps::new(1, 7);
+        assert_eq!(reps.timed_within_budget(None), 7);
+        assert_eq!(reps.timed_within_budget(Some(0.01)), 7);
+        assert_eq!(reps.timed_within_budget(Some(TIME_BUDGET_SECS / 3.0)), 3);
+        assert_eq!(reps.timed_within_budget(Some(1e6)), 1);
+        assert_eq!(Reps::new(0, 0).timed_within_budget(None), 1);
     }
 
     #[test]
