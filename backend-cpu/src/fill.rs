@@ -21,10 +21,10 @@ pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: &str) -> Result
         (Fill::Uniform { seed }, DType::I32) => CpuBuffer::shared(words(seed, len, |w| w as i32)),
         (Fill::Uniform { seed }, DType::F32) => CpuBuffer::shared(words(seed, len, bits_to_unit_f32)),
         (Fill::Uniform { seed }, DType::F64) => {
-            CpuBuffer::shared(pairs(seed, len, |w| [unit64(w[0], w[1]), unit64(w[2], w[3])]))
+            CpuBuffer::shared(blocks(seed, len, |w| [unit64(w[0], w[1]), unit64(w[2], w[3])]))
         }
         (Fill::Normal { seed }, DType::F32) => CpuBuffer::shared(normal_f32(seed, len)),
-        (Fill::Normal { seed }, DType::F64) => CpuBuffer::shared(pairs(seed, len, normal_f64_pair)),
+        (Fill::Normal { seed }, DType::F64) => CpuBuffer::shared(blocks(seed, len, normal_f64_pair)),
         (Fill::Normal { .. }, _) => {
             return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: device.into() })
         }
@@ -58,41 +58,49 @@ fn tasks<T: Send>(out: &mut [T], task: impl Fn(usize, &mut [T]) + Sync) {
     }
 }
 
-/// Fills `len` elements, `per_block` of them from each Philox block of stream `seed`
-/// (element `i` from block `i / per_block`): `f(words, out)` writes one block's elements
-/// (fewer at the very end). Blocks are generated [`LANES`] at a time.
-fn blocks<T: Num>(seed: u64, len: usize, per_block: usize, f: impl Fn([u32; 4], &mut [T]) + Sync) -> Vec<T> {
+/// Fills `len` elements, `N` of them from each Philox block of stream `seed` (element `i`
+/// from block `i / N`, `f(words)` giving a block's `N` elements). Blocks are generated
+/// [`LANES`] at a time, in code compiled for the best instruction set found at run time
+/// (with AVX2 the rounds' widening multiplies run four lanes at a time instead of two).
+fn blocks<T: Num, const N: usize>(seed: u64, len: usize, f: impl Fn([u32; 4]) -> [T; N] + Sync) -> Vec<T> {
     let key = philox::key(seed);
     let mut out = vec![T::ZERO; len];
-    tasks(&mut out, |first, part| {
-        // Tasks start at multiples of TASK, a multiple of `per_block`: whole blocks.
-        let b0 = (first / per_block) as u64;
-        for (g, group) in part.chunks_mut(LANES * per_block).enumerate() {
-            let w = lanes(key, b0 + (g * LANES) as u64);
-            for (j, c) in group.chunks_mut(per_block).enumerate() {
-                f([w[0][j], w[1][j], w[2][j], w[3][j]], c);
+    let arch = pulp::Arch::new();
+    // Tasks start at multiples of TASK, a multiple of N: whole blocks.
+    tasks(&mut out, |first, part| arch.dispatch(BlockTask { key, first_block: (first / N) as u64, part, f: &f }));
+    out
+}
+
+/// One task of [`blocks`], as a `pulp` kernel.
+struct BlockTask<'a, T, F, const N: usize> {
+    key: [u32; 2],
+    first_block: u64,
+    part: &'a mut [T],
+    f: &'a F,
+}
+
+impl<T: Num, F: Fn([u32; 4]) -> [T; N], const N: usize> pulp::WithSimd for BlockTask<'_, T, F, N> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let BlockTask { key, first_block, part, f } = self;
+        for (g, group) in part.chunks_mut(LANES * N).enumerate() {
+            let w = lanes(key, first_block + (g * LANES) as u64);
+            let mut vals = [[T::ZERO; N]; LANES];
+            for (j, v) in vals.iter_mut().enumerate() {
+                *v = f([w[0][j], w[1][j], w[2][j], w[3][j]]);
+            }
+            for (o, v) in group.iter_mut().zip(vals.as_flattened()) {
+                *o = *v;
             }
         }
-    });
-    out
+    }
 }
 
 /// One element per Philox word: element `i` is word `i % 4` of block `i / 4`.
 fn words<T: Num>(seed: u64, len: usize, f: impl Fn(u32) -> T + Sync) -> Vec<T> {
-    blocks(seed, len, 4, |w, c| {
-        for (o, &w) in c.iter_mut().zip(&w) {
-            *o = f(w);
-        }
-    })
-}
-
-/// Two elements per Philox block: element `i` comes from block `i / 2`.
-fn pairs<T: Num>(seed: u64, len: usize, f: impl Fn([u32; 4]) -> [T; 2] + Sync) -> Vec<T> {
-    blocks(seed, len, 2, |w, c| {
-        for (o, &v) in c.iter_mut().zip(&f(w)) {
-            *o = v;
-        }
-    })
+    blocks(seed, len, |w| w.map(&f))
 }
 
 #[inline]
@@ -111,12 +119,10 @@ fn box_muller_f32(w0: u32, w1: u32) -> [f32; 2] {
 }
 
 fn normal_f32(seed: u64, len: usize) -> Vec<f32> {
-    blocks(seed, len, 4, |w, c| {
+    blocks(seed, len, |w| {
         let [a, b] = box_muller_f32(w[0], w[1]);
-        let [e, f] = box_muller_f32(w[2], w[3]);
-        for (o, &v) in c.iter_mut().zip(&[a, b, e, f]) {
-            *o = v;
-        }
+        let [c, d] = box_muller_f32(w[2], w[3]);
+        [a, b, c, d]
     })
 }
 

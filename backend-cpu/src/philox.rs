@@ -10,7 +10,7 @@ pub(crate) const LANES: usize = 16;
 
 /// The four words of blocks `first .. first + LANES`: `words[w][j]` is word `w` of block
 /// `first + j`.
-#[inline]
+#[inline(always)]
 // Indexing the four word arrays by lane is the clearest form of the lane-wise rounds.
 #[allow(clippy::needless_range_loop)]
 pub(crate) fn lanes(key: [u32; 2], first: u64) -> [[u32; LANES]; 4] {
