@@ -198,8 +198,8 @@ impl Inner {
 
     /// Stops every worker: queued tasks fail with `ShutDown`, process workers are stopped
     /// (killed if they do not exit at once), thread workers are joined, or left behind if
-    /// a task does not return within the grace period. Returns within about a second, and
-    /// not before a concurrent call has finished.
+    /// a task does not return within the half-second grace period. Returns well within a
+    /// second, and not before a concurrent call has finished.
     pub(crate) fn shutdown(&self) {
         let _one_at_a_time = self.shutdown_lock.lock().unwrap_or_else(|p| p.into_inner());
         if self.stopping.swap(true, Ordering::AcqRel) {
@@ -210,7 +210,9 @@ impl Inner {
             slot.interrupt_driver();
         }
         self.fail_queued(TaskErrorKind::ShutDown);
-        let deadline = Instant::now() + Duration::from_millis(900);
+        // Process workers exit as soon as their socket closes (and are killed after 300 ms);
+        // a thread worker in a long task gets half a second to finish it.
+        let deadline = Instant::now() + Duration::from_millis(500);
         let me = std::thread::current().id();
         loop {
             let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
