@@ -58,7 +58,8 @@ chmod +x "$bundle/gpu-run.sh"
 
 for want in bin/polycompute tests/conformance tests/cuda_gpu tests/cuda_unavailable tests/cuda_nvrtc_compile; do
     [[ -x "$bundle/$want" ]] || { echo "gpu-check: $want was not built" >&2; exit 1; }
-    if ! nm "$bundle/$want" 2>/dev/null | grep -q polycompute_cuda; then
+    # (grep -c reads all of nm's output: grep -q would end nm with SIGPIPE under pipefail)
+    if [[ "$(nm "$bundle/$want" 2>/dev/null | grep -c polycompute_cuda)" == 0 ]]; then
         echo "gpu-check: $want does not contain the CUDA backend (built without --features cuda?)" >&2
         exit 1
     fi
