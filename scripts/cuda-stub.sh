@@ -24,7 +24,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 out="$target/cuda-stub"
 lib="$out/lib64"
-arch="$(uname -m)"
+# forward (x86-64) or shared (elsewhere); CUDA_STUB_KIND=shared forces the shared stub.
+if [[ -n "${CUDA_STUB_KIND:-}" ]]; then
+    kind="$CUDA_STUB_KIND"
+elif [[ "$(uname -m)" == x86_64 ]]; then
+    kind=forward
+else
+    kind=shared
+fi
 
 # cust_raw's bindings are the list of entry points: find its sources the way cargo resolved them.
 find_cust_raw() {
@@ -132,7 +139,7 @@ build() {
     src="$(find_cust_raw)"
     bindings="$src/src/cuda.rs"
     [[ -f "$bindings" ]] || { echo "cuda-stub.sh: $bindings is missing" >&2; exit 1; }
-    if [[ "$arch" == "x86_64" ]]; then product="$lib/libcuda.a"; else product="$lib/libcuda.so"; fi
+    if [[ "$kind" == forward ]]; then product="$lib/libcuda.a"; else product="$lib/libcuda.so"; fi
     if [[ -f "$product" && "$product" -nt "$bindings" && "$product" -nt "${BASH_SOURCE[0]}" ]]; then
         return
     fi
@@ -140,7 +147,7 @@ build() {
     mkdir -p "$lib"
     mapfile -t names < <(grep -oE 'pub fn cu[A-Za-z0-9_]+' "$bindings" | awk '{print $3}' | sort -u)
     c="$out/stub.c"
-    if [[ "$arch" == "x86_64" ]]; then
+    if [[ "$kind" == forward ]]; then
         forwarder_c "${names[@]}" >"$c.tmp"
         mv "$c.tmp" "$c"
         "${CC:-cc}" -c -fPIC -O1 -o "$out/stub.o" "$c"
@@ -163,7 +170,7 @@ build
 case "${1:-}" in
 --env)
     echo "export CUDA_LIBRARY_PATH='$out'"
-    if [[ "$arch" != "x86_64" ]] && ! system_has_driver; then
+    if [[ "$kind" != forward ]] && ! system_has_driver; then
         echo "export LD_LIBRARY_PATH='$lib'\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
     fi
     ;;
