@@ -14,7 +14,7 @@ use crate::buffer::CudaBuffer;
 use crate::codegen::Kernel;
 use crate::cublas::CublasHandle;
 use crate::driver::{self, DevPtr, Handle};
-use crate::errors::{check, check_alloc, from_cust};
+use crate::errors::{check, check_alloc, from_cust, is_sticky};
 use crate::module_cache::ModuleCache;
 
 /// A device's context and stream, shared by the device and every buffer on it, so memory can
@@ -151,8 +151,22 @@ impl CudaDevice {
         let id = info.id();
         let dev =
             cust::device::Device::get_device(ordinal as u32).map_err(|e| from_cust(e, &id, "getting the device"))?;
-        let context = Context::new(dev).map_err(|e| from_cust(e, &id, "retaining the primary context"))?;
+        let mut context = Context::new(dev).map_err(|e| from_cust(e, &id, "retaining the primary context"))?;
         CurrentContext::set_current(&context).map_err(|e| from_cust(e, &id, "making the context current"))?;
+        // The primary context is shared by the process: after a sticky fault it stays poisoned
+        // while any old handle (a buffer, say) retains it. Reset it, so that reopening the
+        // device after a fault (what the pool does) gives a working device.
+        // SAFETY: no arguments; the context was just made current.
+        let rc = unsafe { driver::cuCtxSynchronize() };
+        if is_sticky(rc) {
+            tracing::warn!(device = %id, code = rc, "resetting the primary context poisoned by an earlier fault");
+            drop(context);
+            // SAFETY: resets the device's primary context; the poisoned state's allocations are
+            // unusable anyway, and every new handle is made after the reset.
+            check(unsafe { driver::cuDevicePrimaryCtxReset_v2(dev.as_raw()) }, &id, "resetting the primary context")?;
+            context = Context::new(dev).map_err(|e| from_cust(e, &id, "retaining the primary context"))?;
+            CurrentContext::set_current(&context).map_err(|e| from_cust(e, &id, "making the context current"))?;
+        }
         let stream =
             Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| from_cust(e, &id, "creating the stream"))?;
         let raw = dev.as_raw();

@@ -36,6 +36,8 @@ extern "C" {
     pub(crate) fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: DevPtr, bytes: usize, stream: Handle) -> i32;
     pub(crate) fn cuMemcpyDtoDAsync_v2(dst: DevPtr, src: DevPtr, bytes: usize, stream: Handle) -> i32;
     pub(crate) fn cuStreamSynchronize(stream: Handle) -> i32;
+    pub(crate) fn cuCtxSynchronize() -> i32;
+    pub(crate) fn cuDevicePrimaryCtxReset_v2(device: c_int) -> i32;
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuLaunchKernel(
         function: Handle,

@@ -1,8 +1,8 @@
 //! Drives the backend against a fake `libcuda.so.1` (and a fake NVRTC) built here with the C
 //! compiler: proves, without a GPU, that the link stub forwards every call to the driver found
 //! at run time (arguments in registers and on the stack, results back), that device
-//! enumeration, open, upload and download go through it, and that a faulting launch becomes a
-//! sticky `DeviceFault`. The checks run in a child process, because the loader reads
+//! enumeration, open (which resets a primary context poisoned by an earlier fault), upload and
+//! download go through it, and that a faulting launch becomes a sticky `DeviceFault`. The checks run in a child process, because the loader reads
 //! `LD_LIBRARY_PATH` only at start-up.
 
 use std::path::{Path, PathBuf};
@@ -28,6 +28,10 @@ int cuDeviceGetAttribute(int *v, int attr, int dev) {
   return dev == 0 ? 0 : 101;
 }
 static int ctx_token;
+/* The primary context starts poisoned (as after a sticky fault): open must reset it. */
+static int poisoned = 1;
+int cuCtxSynchronize(void) { return poisoned ? 700 : 0; }
+int cuDevicePrimaryCtxReset_v2(int dev) { poisoned = 0; return dev == 0 ? 0 : 101; }
 int cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = &ctx_token; return dev == 0 ? 0 : 101; }
 int cuDevicePrimaryCtxRelease_v2(int dev) { return dev == 0 ? 0 : 101; }
 int cuCtxSetCurrent(void *ctx) { return ctx == &ctx_token ? 0 : 201; }
@@ -37,7 +41,7 @@ int cuStreamDestroy_v2(void *s) { return s == &stream_token ? 0 : 400; }
 int cuStreamSynchronize(void *s) { return s == &stream_token ? 0 : 400; }
 int cuDeviceGetDefaultMemPool(void **p, int dev) { *p = &ctx_token; return dev == 0 ? 0 : 101; }
 int cuMemPoolSetAttribute(void *p, int attr, void *v) { (void)p; (void)attr; (void)v; return 0; }
-int cuMemAllocAsync(u64 *p, size_t n, void *s) { *p = (u64)malloc(n); return s == &stream_token ? 0 : 400; }
+int cuMemAllocAsync(u64 *p, size_t n, void *s) { if (poisoned) return 700; *p = (u64)malloc(n); return s == &stream_token ? 0 : 400; }
 int cuMemFreeAsync(u64 p, void *s) { free((void *)p); return s == &stream_token ? 0 : 400; }
 int cuMemcpyHtoDAsync_v2(u64 d, const void *h, size_t n, void *s) { memcpy((void *)d, h, n); return s == &stream_token ? 0 : 400; }
 int cuMemcpyDtoHAsync_v2(void *h, u64 d, size_t n, void *s) { memcpy(h, (void *)d, n); return s == &stream_token ? 0 : 400; }
