@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 
 use polycompute_core::DType;
 
-use super::transcendental::f32_transcendental;
+use super::transcendental::{f32_transcendental, f64_transcendental};
 use super::wgsl_type;
 
 /// The WGSL helpers for kernels over `dtypes` (their arithmetic and the casts between them).
@@ -35,6 +35,7 @@ pub(crate) fn library(dtypes: &BTreeSet<DType>) -> String {
     if dtypes.contains(&DType::F64) {
         out.push_str(F64_BASE);
         out.push_str(&float_lib("f64"));
+        out.push_str(&f64_transcendental());
     }
     for d in [DType::I32, DType::U32] {
         if dtypes.contains(&d) {

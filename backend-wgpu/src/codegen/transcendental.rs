@@ -286,3 +286,99 @@ fn pow_f32(x: f32, y: f32) -> f32 {
     return r;
 }
 "#;
+
+/// The f64 closest to ln 2 - 0x3FE62E42FEFA3800 (computed exactly, offline).
+const LN2_LO64_BITS: u64 = 0x3D2E_F357_93C7_6730;
+
+/// f64 `exp` and `ln` (f64 has no 64-bit bitcast without `SHADER_INT64`, so exponents move
+/// through `ldexp` and an f32 conversion): Cody-Waite reduction by ln 2 (the high part has 42
+/// bits, so k ln2_hi is exact) and a degree-13 Taylor polynomial for `exp`; the exponent found
+/// by scaling into f32's range, then ln(1 + f) = f - s (f - R(s^2)) to s^21 for `ln`.
+/// The other f64 transcendentals stay `Unsupported`.
+pub(crate) fn f64_transcendental() -> String {
+    let lit = |v: f64| format!("{v:e}lf");
+    let ln2_hi = lit(f64::from_bits(0x3FE6_2E42_FEFA_3800));
+    // ln 2 - ln2_hi, rounded from the exact value (not from ln 2 rounded to f64).
+    let ln2_lo = lit(f64::from_bits(LN2_LO64_BITS));
+    let mut exp_poly = String::new();
+    let mut fact = 1.0f64;
+    let mut coeffs = vec![1.0f64];
+    for n in 1..=13 {
+        fact *= n as f64;
+        coeffs.push(1.0 / fact);
+    }
+    exp_poly.push_str(&format!("    var p = {};\n", lit(coeffs[13])));
+    for c in coeffs[..13].iter().rev() {
+        exp_poly.push_str(&format!("    p = p * r + {};\n", lit(*c)));
+    }
+    let mut ln_poly = format!("    var rr = {};\n", lit(2.0 / 21.0));
+    for k in (1..10).rev() {
+        ln_poly.push_str(&format!("    rr = rr * z + {};\n", lit(2.0 / (2 * k + 1) as f64)));
+    }
+    format!(
+        r#"
+fn exp_f64(x: f64) -> f64 {{
+    if (isnan_f64(x)) {{ return x; }}
+    if (x > {max_log}) {{ return inf_f64(false); }}
+    if (x < -{min_log}) {{ return f64(0); }}
+    let k = round(x * {log2e});
+    let r = (x - k * {ln2_hi}) - k * {ln2_lo};
+{exp_poly}    return ldexp(p, i32(k));
+}}
+
+fn ln_f64(x: f64) -> f64 {{
+    if (isnan_f64(x)) {{ return x; }}
+    if (x == f64(0)) {{ return inf_f64(true); }}
+    if (x < f64(0)) {{ return nan_f64(); }}
+    if (isinf_f64(x)) {{ return x; }}
+    var m = x;
+    var e = 0;
+    if (m < {min_normal}) {{
+        m = m * {two54};
+        e = -54;
+    }}
+    loop {{
+        if (m < {two64}) {{ break; }}
+        m = ldexp(m, -64);
+        e = e + 64;
+    }}
+    loop {{
+        if (m >= {two_m64}) {{ break; }}
+        m = ldexp(m, 64);
+        e = e - 64;
+    }}
+    // In f32's range now: its exponent field, corrected for the conversion's rounding.
+    let fe = i32((bitcast<u32>(f32(m)) >> 23u) & 0xffu) - 127;
+    m = ldexp(m, -fe);
+    e = e + fe;
+    if (m >= f64(2)) {{
+        m = m * f64(0.5);
+        e = e + 1;
+    }}
+    if (m < f64(1)) {{
+        m = m * f64(2);
+        e = e - 1;
+    }}
+    if (m > {sqrt2}) {{
+        m = m * f64(0.5);
+        e = e + 1;
+    }}
+    let f = m - f64(1);
+    let s = f / (f64(2) + f);
+    let z = s * s;
+{ln_poly}    rr = rr * z;
+    let lnm = f - s * (f - rr);
+    let fe64 = f64(e);
+    return fe64 * {ln2_hi} + (fe64 * {ln2_lo} + lnm);
+}}
+"#,
+        max_log = lit(709.782712893384),
+        min_log = lit(745.1332191019412),
+        log2e = lit(std::f64::consts::LOG2_E),
+        min_normal = lit(f64::MIN_POSITIVE),
+        two54 = lit(2f64.powi(54)),
+        two64 = lit(2f64.powi(64)),
+        two_m64 = lit(2f64.powi(-64)),
+        sqrt2 = lit(std::f64::consts::SQRT_2),
+    )
+}
