@@ -33,6 +33,8 @@ mkdir -p "$bundle/bin" "$bundle/tests"
 # so copy it at once (and check below that it has the CUDA backend in it).
 cargo build --release --features "$features" --bin polycompute >&2
 cp target/release/polycompute "$bundle/bin/polycompute"
+cargo build --release -p polycompute-cuda --example cuda_figures >&2
+cp target/release/examples/cuda_figures "$bundle/bin/cuda_figures"
 mapfile -t facade < <(test_executables --features "$features" --test conformance)
 mapfile -t cuda < <(test_executables -p polycompute-cuda --test gpu --test unavailable --test nvrtc_compile --test fake_driver)
 for line in "${facade[@]}"; do
@@ -56,7 +58,7 @@ chmod +x "$bundle/gpu-run.sh"
     echo "run: ./gpu-run.sh RESULTS_DIR"
 } >"$bundle/MANIFEST"
 
-for want in bin/polycompute tests/conformance tests/cuda_gpu tests/cuda_unavailable tests/cuda_nvrtc_compile; do
+for want in bin/polycompute bin/cuda_figures tests/conformance tests/cuda_gpu tests/cuda_unavailable tests/cuda_nvrtc_compile; do
     [[ -x "$bundle/$want" ]] || { echo "gpu-check: $want was not built" >&2; exit 1; }
     # (grep -c reads all of nm's output: grep -q would end nm with SIGPIPE under pipefail)
     if [[ "$(nm "$bundle/$want" 2>/dev/null | grep -c polycompute_cuda)" == 0 ]]; then

@@ -6,7 +6,8 @@
 #
 # Runs, with POLYCOMPUTE_REQUIRE=cuda (an unavailable CUDA backend fails instead of skipping):
 # the probe, the CUDA backend's GPU tests (own matmul vs cuBLAS, semantics, reductions, fills,
-# transposes), the conformance suite's CUDA trials, `polycompute bench --json --device cuda:0`
+# transposes), the conformance suite's CUDA trials, the CUDA figures against the targets
+# (figures.json: copy/map/sum GB/s, own/cuBLAS matmul GFLOP/s), `polycompute bench --json --device cuda:0`
 # (the default matmul path, then the own kernel and cuBLAS alone), and the NVRTC compile check
 # against the toolkit's NVRTC. Each step's output goes to RESULTS_DIR/<step>.log (JSON to
 # <step>.json), one line per step to RESULTS_DIR/summary.txt; exit status 1 if any step failed.
@@ -65,6 +66,8 @@ step probe json -- "$here/bin/polycompute" probe --json
 step cuda_unavailable -- "$here/tests/cuda_unavailable" --nocapture
 step cuda_gpu -- "$here/tests/cuda_gpu" --nocapture --test-threads=1
 step conformance -- "$here/tests/conformance" conformance::cuda
+# The targets in one binary: copy, fused map, sum (GB/s); own/cuBLAS/default matmul at 4096³, 8192³.
+step figures json -- "$here/bin/cuda_figures" --device 0 "${quick[@]}"
 step bench json -- "$here/bin/polycompute" bench --json --device cuda:0 "${quick[@]}"
 step bench_matmul_own json -- env POLYCOMPUTE_CUDA_MATMUL=own \
     "$here/bin/polycompute" bench --json --device cuda:0 --only matmul_f32_1024 --only matmul_f32_2048 "${quick[@]}"
