@@ -489,13 +489,15 @@ fn f64_maps_run_where_the_adapter_has_shader_f64() {
     for (g, &p) in f.iter().zip(&v) {
         assert!(same_f32(*g, p as f32), "{p} as f32 = {g}");
     }
-    // exp and ln are written out in f64 too: within 2 ulp, subnormals and overflow included.
-    let w: Vec<f64> = vec![5e-324, 1e-310, 1e-5, 0.3, 1.0, 1.5, 10.0, 700.0, 709.7, -700.0, -745.0, -746.0, 1e300];
+    // exp, ln and tanh are written out in f64 too: within 2 ulp, subnormals and overflow included.
+    let w: Vec<f64> =
+        vec![5e-324, 1e-310, 1e-5, 0.3, 1.0, 1.5, 10.0, 54.9, 55.1, -60.0, 700.0, 709.7, -700.0, -745.0, -746.0, 1e300];
     let y = dev.from_slice(&w, &[w.len()]).unwrap();
     let e = y.map(|p| p.exp()).unwrap().to_vec().unwrap();
     let l = y.map(|p| p.ln()).unwrap().to_vec().unwrap();
+    let t = y.map(|p| (p * 0.01).tanh()).unwrap().to_vec().unwrap();
     for (k, &p) in w.iter().enumerate() {
-        for (name, got, want) in [("exp", e[k], p.exp()), ("ln", l[k], p.ln())] {
+        for (name, got, want) in [("exp", e[k], p.exp()), ("ln", l[k], p.ln()), ("tanh", t[k], (p * 0.01).tanh())] {
             let ok =
                 got == want || (got.is_nan() && want.is_nan()) || (got - want).abs() <= 2.0 * f64::EPSILON * want.abs();
             assert!(ok, "{name}({p:e}) = {got:e} want {want:e}");

@@ -114,8 +114,8 @@ fn inst_expr(p: &Program, modes: &[InputMode], i: usize, device: &str) -> Result
                 UnaryOp::Floor => format!("floor({a})"),
                 UnaryOp::Ceil => format!("ceil({a})"),
                 UnaryOp::Round => format!("round({a})"),
-                UnaryOp::Exp | UnaryOp::Ln => format!("{}_{t}({a})", op.name()),
-                UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan | UnaryOp::Tanh => {
+                UnaryOp::Exp | UnaryOp::Ln | UnaryOp::Tanh => format!("{}_{t}({a})", op.name()),
+                UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => {
                     if d != DType::F32 {
                         return Err(unsupported(op.name(), d, device));
                     }

@@ -287,14 +287,38 @@ fn pow_f32(x: f32, y: f32) -> f32 {
 }
 "#;
 
+/// Taylor coefficients of tanh (x, x^3, ..., x^37), 2^2n (2^2n - 1) B_2n / (2n)!, rounded
+/// from exact fractions: 19 terms reach f64 precision for |x| < 0.55.
+const TANH_TAYLOR: [f64; 19] = [
+    1.0,
+    -0.3333333333333333,
+    0.13333333333333333,
+    -0.05396825396825397,
+    0.021869488536155203,
+    -0.008863235529902197,
+    0.003592128036572481,
+    -0.0014558343870513183,
+    0.000590027440945586,
+    -0.00023912911424355248,
+    9.691537956929451e-05,
+    -3.927832388331683e-05,
+    1.5918905069328964e-05,
+    -6.451689215655431e-06,
+    2.6147711512907546e-06,
+    -1.0597268320104654e-06,
+    4.294911078273806e-07,
+    -1.7406618963571648e-07,
+    7.054636946400968e-08,
+];
+
 /// The f64 closest to ln 2 - 0x3FE62E42FEFA3800 (computed exactly, offline).
 const LN2_LO64_BITS: u64 = 0x3D2E_F357_93C7_6730;
 
-/// f64 `exp` and `ln` (f64 has no 64-bit bitcast without `SHADER_INT64`, so exponents move
+/// f64 `exp`, `ln` and `tanh` (f64 has no 64-bit bitcast without `SHADER_INT64`, so exponents move
 /// through `ldexp` and an f32 conversion): Cody-Waite reduction by ln 2 (the high part has 42
 /// bits, so k ln2_hi is exact) and a degree-13 Taylor polynomial for `exp`; the exponent found
 /// by scaling into f32's range, then ln(1 + f) = f - s (f - R(s^2)) to s^21 for `ln`.
-/// The other f64 transcendentals stay `Unsupported`.
+/// `tanh` builds on `exp`. The other f64 transcendentals stay `Unsupported`.
 pub(crate) fn f64_transcendental() -> String {
     let lit = |v: f64| format!("{v:e}lf");
     let ln2_hi = lit(f64::from_bits(0x3FE6_2E42_FEFA_3800));
@@ -315,8 +339,26 @@ pub(crate) fn f64_transcendental() -> String {
     for k in (1..10).rev() {
         ln_poly.push_str(&format!("    rr = rr * z + {};\n", lit(2.0 / (2 * k + 1) as f64)));
     }
+    let lit_signed = |v: f64| if v < 0.0 { format!("(-{})", lit(-v)) } else { lit(v) };
+    let mut tanh_poly = format!("        var p = {};\n", lit_signed(TANH_TAYLOR[18]));
+    for c in TANH_TAYLOR[..18].iter().rev() {
+        tanh_poly.push_str(&format!("        p = p * z + {};\n", lit_signed(*c)));
+    }
     format!(
         r#"
+// Taylor near 0; (1 - e) / (1 + e) with e = exp(-2|x|) beyond, where neither part cancels.
+fn tanh_f64(x: f64) -> f64 {{
+    if (isnan_f64(x)) {{ return x; }}
+    let a = abs(x);
+    if (a > f64(22)) {{ return copysign_f64(f64(1), x); }}
+    if (a < f64(0.55)) {{
+        let z = x * x;
+{tanh_poly}        return x * p;
+    }}
+    let e = exp_f64(-2.0 * a);
+    return copysign_f64((f64(1) - e) / (f64(1) + e), x);
+}}
+
 fn exp_f64(x: f64) -> f64 {{
     if (isnan_f64(x)) {{ return x; }}
     if (x > {max_log}) {{ return inf_f64(false); }}
