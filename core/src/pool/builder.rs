@@ -58,7 +58,7 @@ impl PoolBuilder {
                 max_tasks: None,
                 chunk: None,
                 progress: false,
-                depth: 2,
+                depth: 8,
                 worker_exe: None,
                 start_timeout: Duration::from_secs(30),
             },
@@ -128,7 +128,9 @@ impl PoolBuilder {
         self
     }
 
-    /// Jobs sent ahead to a process worker while it works on one (default 2; 1 = none).
+    /// At most this many jobs at a process worker at once (default 8; 1 = none sent ahead).
+    /// A job is only sent ahead while the work already at the worker is expected to take
+    /// under a millisecond, so no job waits long behind another while a worker idles.
     pub fn pipeline_depth(mut self, n: usize) -> Self {
         self.cfg.depth = n.max(1);
         self
