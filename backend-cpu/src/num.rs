@@ -124,31 +124,28 @@ macro_rules! float_num {
             fn pow(a: Self, b: Self) -> Self {
                 a.powf(b)
             }
-            /// IEEE 754-2019 `minimum`: NaN propagates, `-0.0 < +0.0`.
+            /// IEEE 754-2019 `minimum`: NaN propagates, `-0.0 < +0.0`. Written as selects
+            /// without branches so that loops over it vectorise.
             #[inline(always)]
             fn min(a: Self, b: Self) -> Self {
-                if a < b {
-                    a
-                } else if b < a {
-                    b
-                } else if a == b {
-                    // Equal values differ only in the sign of zero: OR keeps a minus sign.
-                    $t::from_bits(a.to_bits() | b.to_bits())
-                } else {
+                let r = if a < b { a } else { b };
+                // Equal values differ at most in the sign of zero: OR keeps a minus sign.
+                let r = if a == b { $t::from_bits(a.to_bits() | b.to_bits()) } else { r };
+                if a.is_nan() | b.is_nan() {
                     a + b
+                } else {
+                    r
                 }
             }
             /// IEEE 754-2019 `maximum`: NaN propagates, `+0.0 > -0.0`.
             #[inline(always)]
             fn max(a: Self, b: Self) -> Self {
-                if a > b {
-                    a
-                } else if b > a {
-                    b
-                } else if a == b {
-                    $t::from_bits(a.to_bits() & b.to_bits())
-                } else {
+                let r = if a > b { a } else { b };
+                let r = if a == b { $t::from_bits(a.to_bits() & b.to_bits()) } else { r };
+                if a.is_nan() | b.is_nan() {
                     a + b
+                } else {
+                    r
                 }
             }
             #[inline(always)]

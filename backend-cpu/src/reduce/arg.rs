@@ -2,12 +2,15 @@
 
 use rayon::prelude::*;
 
+use super::fold::{self, Max, Min};
 use crate::num::Num;
 use crate::par::{PAR_MIN, TASK};
 
 /// Which extreme: `better(a, b)` is true when `a` strictly beats `b`.
 pub(crate) trait Pick: Send + Sync + 'static {
     fn better<T: Num>(a: T, b: T) -> bool;
+    /// The extreme value of a run (NaN if it holds one), by a vectorised fold.
+    fn extreme<T: Num>(x: &[T]) -> T;
 }
 
 /// argmin.
@@ -20,12 +23,18 @@ impl Pick for Smallest {
     fn better<T: Num>(a: T, b: T) -> bool {
         a < b
     }
+    fn extreme<T: Num>(x: &[T]) -> T {
+        fold::run_serial::<Min<T>>(x)
+    }
 }
 
 impl Pick for Largest {
     #[inline(always)]
     fn better<T: Num>(a: T, b: T) -> bool {
         a > b
+    }
+    fn extreme<T: Num>(x: &[T]) -> T {
+        fold::run_serial::<Max<T>>(x)
     }
 }
 
@@ -49,21 +58,26 @@ impl<T: Num> Best<T> {
     }
 }
 
-/// The first extreme of a non-empty run, its index relative to the run.
+/// The first extreme of a non-empty run, its index relative to the run: the extreme value
+/// by a vectorised fold, then the first element equal to it (or the first NaN). Equal
+/// values (`-0.0 == 0.0` included) count as ties, so the first of them wins.
 fn scan<T: Num, P: Pick>(x: &[T]) -> Best<T> {
-    let mut best = Best { index: 0, value: x[0] };
-    if best.value.is_nan() {
-        return best;
-    }
-    for (i, &v) in x.iter().enumerate().skip(1) {
-        if v.is_nan() {
-            return Best { index: i, value: v };
+    let value = P::extreme(x);
+    let index = if value.is_nan() { first_index(x, |v| v.is_nan()) } else { first_index(x, |v| v == value) };
+    Best { index, value: x[index] }
+}
+
+/// The first index where `hit` holds (0 if none): blocks are tested without early exit,
+/// which vectorises, and only the block with the hit is searched element by element.
+#[inline]
+fn first_index<T: Num>(x: &[T], hit: impl Fn(T) -> bool) -> usize {
+    const BLOCK: usize = 64;
+    for (b, block) in x.chunks(BLOCK).enumerate() {
+        if block.iter().fold(false, |found, &v| found | hit(v)) {
+            return b * BLOCK + block.iter().position(|&v| hit(v)).unwrap_or(0);
         }
-        if P::better(v, best.value) {
-            best = Best { index: i, value: v };
-        }
     }
-    best
+    0
 }
 
 /// The index of the first extreme of a non-empty run, in parallel when it is long.

@@ -119,14 +119,26 @@ impl<T: Widen> Fold for WideSum<T> {
 
 /// Folds a contiguous run in pairwise order, in parallel when it is long.
 pub(crate) fn run<F: Fold>(x: &[F::In]) -> F::Acc {
+    run_split::<F>(x, true)
+}
+
+/// [`run`] on the calling thread only (for work that is already one parallel task).
+pub(crate) fn run_serial<F: Fold>(x: &[F::In]) -> F::Acc {
+    run_split::<F>(x, false)
+}
+
+fn run_split<F: Fold>(x: &[F::In], par: bool) -> F::Acc {
     if x.len() <= LEAF {
         return leaf::<F>(x);
     }
     // Split at a multiple of LEAF so that leaves stay whole.
     let mid = x.len().div_ceil(2 * LEAF) * LEAF;
     let (a, b) = x.split_at(mid);
-    let (a, b) =
-        if x.len() >= PAR_MIN { rayon::join(|| run::<F>(a), || run::<F>(b)) } else { (run::<F>(a), run::<F>(b)) };
+    let (a, b) = if par && x.len() >= PAR_MIN {
+        rayon::join(|| run_split::<F>(a, par), || run_split::<F>(b, par))
+    } else {
+        (run_split::<F>(a, par), run_split::<F>(b, par))
+    };
     F::combine(a, b)
 }
 
@@ -180,6 +192,20 @@ fn rows_at<F: Fold>(
         return;
     }
     let mid = rows / 2;
+    if rows * cols >= 2 * PAR_MIN {
+        // The halves run in parallel, each reading whole rows in order; the combination
+        // order is the same as below, so the result does not depend on the thread count.
+        let mut tmp = vec![F::id(); cols];
+        let (lo, hi) = x.split_at(mid * stride);
+        rayon::join(
+            || rows_at::<F>(lo, mid, stride, acc, spare, depth + 1),
+            || rows_at::<F>(hi, rows - mid, stride, &mut tmp, &mut Vec::new(), depth + 1),
+        );
+        for (a, &t) in acc.iter_mut().zip(&tmp) {
+            *a = F::combine(*a, t);
+        }
+        return;
+    }
     rows_at::<F>(x, mid, stride, acc, spare, depth + 1);
     if spare.len() <= depth {
         spare.resize_with(depth + 1, Vec::new);

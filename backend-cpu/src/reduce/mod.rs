@@ -16,8 +16,10 @@ use crate::storage::CpuBuffer;
 use arg::{Largest, Pick, Smallest};
 use fold::{Fold, Max, Min, Prod, Sum, WideSum, Widen};
 
-/// Columns accumulated together: the accumulators of a block stay in L1.
-const COLS: usize = 2048;
+/// Columns accumulated together: a block's accumulators stay in L1/L2, and its rows are
+/// long contiguous runs for the prefetchers. Parallelism comes from column blocks and from
+/// halves of the rows (inside `fold::rows`).
+const COLS: usize = 4096;
 
 /// The input seen as `[outer, len, inner]`, reducing `len`.
 #[derive(Copy, Clone, Debug)]
