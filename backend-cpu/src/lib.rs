@@ -4,7 +4,15 @@
 //! program and shapes; reductions sum pairwise and stream memory in order.
 //!
 //! The crate registers itself in `polycompute_core::registry::BACKEND_FACTORIES`, so
-//! linking it is enough for `Device::cpu()` to work.
+//! linking it is enough for `Device::cpu()` to work. A program that depends on it without
+//! naming any of its items (an integration test, say) links it with
+//! `extern crate polycompute_cpu;`.
+//!
+//! The semantics are those written in `polycompute_core::expr` and `polycompute_core::op`,
+//! implemented explicitly (see `num.rs`): NaN-propagating `min`/`max` with `-0.0 < +0.0`,
+//! floor division with `x / 0 == 0`, numpy's float `remainder`, wrapping integer `pow`.
+
+#![warn(missing_docs)]
 
 use std::sync::Arc;
 
