@@ -119,7 +119,10 @@ impl Plan {
                 InstOp::Lit(s) => {
                     return Err(Error::InvalidExpr(format!("literal {s} in an instruction of dtype {}", inst.dtype)))
                 }
-                InstOp::Index => (Loc::Scratch, Some(Box::new(index_step) as Step)),
+                InstOp::Index if inst.dtype == DType::U32 => (Loc::Scratch, Some(Box::new(index_step) as Step)),
+                InstOp::Index => {
+                    return Err(Error::InvalidExpr(format!("the element index is u32, not {}; cast it", inst.dtype)))
+                }
                 _ => {
                     check_operands(program, i)?;
                     let step = compute_step(program, *inst)?;
@@ -333,5 +336,36 @@ fn int_binary<T: Lane + Int>(b: BinaryOp, x: usize, y: usize) -> Step {
             Some(s) => s,
             None => unreachable!("every non-bitwise binary op has a common kernel"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polycompute_core::expr::Inst;
+
+    #[test]
+    fn malformed_programs_are_errors_not_panics() {
+        let s = Shape::new(&[3]).unwrap();
+        let bad = |insts: Vec<Inst>| Plan::new(&Program { inputs: vec![DType::F32], insts }, &[s.clone()], &s).err();
+        let inst = |op, dtype| Inst { op, dtype };
+        // The index read as f32, an operand from the future, mixed operand dtypes, a
+        // float-only op on integers, an input of the wrong dtype, an empty program.
+        assert!(bad(vec![inst(InstOp::Index, DType::F32)]).is_some());
+        assert!(bad(vec![inst(InstOp::Unary(UnaryOp::Neg, 0), DType::F32)]).is_some());
+        assert!(bad(vec![
+            inst(InstOp::Arg(0), DType::F32),
+            inst(InstOp::Index, DType::U32),
+            inst(InstOp::Binary(BinaryOp::Add, 0, 1), DType::F32),
+        ])
+        .is_some());
+        assert!(bad(vec![
+            inst(InstOp::Lit(Scalar::I32(1)), DType::I32),
+            inst(InstOp::Unary(UnaryOp::Sin, 0), DType::I32)
+        ])
+        .is_some());
+        assert!(bad(vec![inst(InstOp::Arg(0), DType::I32)]).is_some());
+        assert!(bad(vec![inst(InstOp::Arg(1), DType::F32)]).is_some());
+        assert!(bad(vec![]).is_some());
     }
 }
