@@ -347,7 +347,9 @@ mod tests {
     #[test]
     fn malformed_programs_are_errors_not_panics() {
         let s = Shape::new(&[3]).unwrap();
-        let bad = |insts: Vec<Inst>| Plan::new(&Program { inputs: vec![DType::F32], insts }, &[s.clone()], &s).err();
+        let bad = |insts: Vec<Inst>| {
+            Plan::new(&Program { inputs: vec![DType::F32], insts }, std::slice::from_ref(&s), &s).err()
+        };
         let inst = |op, dtype| Inst { op, dtype };
         // The index read as f32, an operand from the future, mixed operand dtypes, a
         // float-only op on integers, an input of the wrong dtype, an empty program.
