@@ -503,12 +503,23 @@ fn f64_maps_run_where_the_adapter_has_shader_f64() {
             assert!(ok, "{name}({p:e}) = {got:e} want {want:e}");
         }
     }
-    // The other f64 transcendentals have no WGSL form: a typed Unsupported, not a wrong answer.
-    match x.map(|p| p.sin()) {
-        Err(Error::Unsupported { op, dtype: DType::F64, device }) => {
-            assert!(op.contains("sin") && device.starts_with("wgpu:"), "{op} {device}")
+    // f64 sin, cos and tan, with Payne-Hanek reduction for huge arguments.
+    let a: Vec<f64> =
+        vec![0.1, -2.5, 3.0, std::f64::consts::PI, 1e6, 1.7e6, -1e7, 1e22, 1e300, -1.7976931348623157e308];
+    let y = dev.from_slice(&a, &[a.len()]).unwrap();
+    let s = y.map(|p| p.sin()).unwrap().to_vec().unwrap();
+    let c = y.map(|p| p.cos()).unwrap().to_vec().unwrap();
+    for (k, &p) in a.iter().enumerate() {
+        for (name, got, want) in [("sin", s[k], p.sin()), ("cos", c[k], p.cos())] {
+            assert!((got - want).abs() <= 2.0 * f64::EPSILON * want.abs(), "{name}({p:e}) = {got:e} want {want:e}");
         }
-        other => panic!("f64 sin must be Unsupported, got {other:?}"),
+    }
+    // f64 pow is not written out: a typed Unsupported, not a wrong answer.
+    match x.zip_map(&x, |p, q| p.pow(q)) {
+        Err(Error::Unsupported { op, dtype: DType::F64, device }) => {
+            assert!(op.contains("pow") && device.starts_with("wgpu:"), "{op} {device}")
+        }
+        other => panic!("f64 pow must be Unsupported, got {other:?}"),
     }
 }
 

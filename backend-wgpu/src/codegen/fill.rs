@@ -62,12 +62,8 @@ fn unit_f64(lo: u32, hi: u32) -> f64 {
 /// for Box-Muller normals (through the accurate `ln`, `sin`, `cos` of `transcendental`, so
 /// they stay within a few ulp of the CPU's). Params: `n`, seed low word, seed high word.
 pub(crate) fn random(dtype: DType, normal: bool, device: &str) -> Result<KernelSource> {
-    if normal && dtype != DType::F32 {
-        return Err(Error::Unsupported {
-            op: "normal fill (needs ln, sqrt, sin and cos, which WGSL has for f32 only)".into(),
-            dtype,
-            device: device.to_string(),
-        });
+    if normal && dtype.is_int() {
+        return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: device.to_string() });
     }
     let mut b = Builder::new(3);
     let elem = match dtype {
@@ -76,7 +72,7 @@ pub(crate) fn random(dtype: DType, normal: bool, device: &str) -> Result<KernelS
         DType::I32 | DType::U32 => "u32",
     };
     b.storage("out", elem, true);
-    b.code(&library(&BTreeSet::from([DType::F32])));
+    b.code(&library(&BTreeSet::from([DType::F32, dtype])));
     b.code(PHILOX);
     if dtype == DType::F64 {
         b.code(UNIT_F64);
@@ -93,7 +89,17 @@ pub(crate) fn random(dtype: DType, normal: bool, device: &str) -> Result<KernelS
     let values: Vec<String> = match (dtype, normal) {
         (DType::I32 | DType::U32, _) => (0..4).map(|j| format!("w[{j}]")).collect(),
         (DType::F32, false) => (0..4).map(|j| format!("unit_f32(w[{j}])")).collect(),
-        (DType::F64, _) => vec!["unit_f64(w[0], w[1])".into(), "unit_f64(w[2], w[3])".into()],
+        (DType::F64, false) => vec!["unit_f64(w[0], w[1])".into(), "unit_f64(w[2], w[3])".into()],
+        (DType::F64, true) => {
+            // u1 = ((w01 >> 11) + 1) 2^-53 in (0, 1], u2 = (w23 >> 11) 2^-53; one pair per block.
+            body.push_str(&format!(
+                "    let u1 = unit_f64(w[0], w[1]) + {two_m53};\n    let r = sqrt_f64(-2.0 * ln_f64(u1));\n    \
+                 let th = {two_pi} * unit_f64(w[2], w[3]);\n",
+                two_m53 = format_args!("{:e}lf", 2f64.powi(-53)),
+                two_pi = format_args!("{:e}lf", 2.0 * std::f64::consts::PI),
+            ));
+            vec!["r * cos_f64(th)".into(), "r * sin_f64(th)".into()]
+        }
         (DType::F32, true) => {
             body.push_str(
                 "    let two_pi = bitcast<f32>(0x40c90fdbu);\n    \

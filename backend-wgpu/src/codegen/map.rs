@@ -114,12 +114,8 @@ fn inst_expr(p: &Program, modes: &[InputMode], i: usize, device: &str) -> Result
                 UnaryOp::Floor => format!("floor({a})"),
                 UnaryOp::Ceil => format!("ceil({a})"),
                 UnaryOp::Round => format!("round({a})"),
-                UnaryOp::Exp | UnaryOp::Ln | UnaryOp::Tanh => format!("{}_{t}({a})", op.name()),
-                UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => {
-                    if d != DType::F32 {
-                        return Err(unsupported(op.name(), d, device));
-                    }
-                    format!("{}_f32({a})", op.name())
+                UnaryOp::Exp | UnaryOp::Ln | UnaryOp::Tanh | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => {
+                    format!("{}_{t}({a})", op.name())
                 }
             }
         }
