@@ -366,9 +366,10 @@ fn transcendentals_stay_accurate_at_extremes() {
         [1e-45f32, 3e-42, 1.1e-38, 1e30, -1e30, 3e9, 123456.79, 3.4e38, 88.7, -87.3, -100.0, -103.9, 200.0, 1e6, -1e-7];
     let x = dev.from_slice(&v, &[v.len()]).unwrap();
     type F = (&'static str, fn(Expr) -> Expr, fn(f64) -> f64);
-    let cases: [F; 5] = [
+    let cases: [F; 6] = [
         ("exp", |p| p.exp(), f64::exp),
         ("ln", |p| p.ln(), f64::ln),
+        ("sqrt", |p| p.abs().sqrt(), |p| p.abs().sqrt()),
         ("sin", |p| p.sin(), f64::sin),
         ("cos", |p| p.cos(), f64::cos),
         ("tan", |p| p.tan(), f64::tan),

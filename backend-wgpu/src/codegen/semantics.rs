@@ -103,7 +103,7 @@ fn sqrt_{T}(x: {T}) -> {T} {
     if (isnan_{T}(x) || x == {T}(0)) { return x; }
     if (x < {T}(0)) { return nan_{T}(); }
     if (isinf_{T}(x)) { return x; }
-    return sqrt(x);
+{SUBNORMAL}    return sqrt(x);
 }
 // Exact fmod: |a| is reduced by |b| * 2^k for falling k; every subtraction r - t has
 // t <= r < 2t, so it is exact (Sterbenz), and doubling or halving t is exact too.
@@ -136,7 +136,15 @@ fn rem_{T}(a: {T}, b: {T}) -> {T} {
 "#;
 
 fn float_lib(t: &str) -> String {
-    FLOAT_LIB.replace("{T}", t)
+    // A device may flush subnormal f32 operands to zero; sqrt(m 2^-149) is taken as
+    // sqrt(f32(m) 2^-85) 2^-32, from the bits, with no subnormal arithmetic.
+    let subnormal = if t == "f32" {
+        "    if ((bitcast<u32>(x) & 0x7f800000u) == 0u) {\n        \
+         return sqrt(f32(bitcast<u32>(x) & 0x7fffffu) * bitcast<f32>(0x15000000u)) * bitcast<f32>(0x2f800000u);\n    }\n"
+    } else {
+        ""
+    };
+    FLOAT_LIB.replace("{T}", t).replace("{SUBNORMAL}", subnormal)
 }
 
 /// Integer helpers: floor division and floored remainder with a zero divisor giving 0,
