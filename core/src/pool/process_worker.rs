@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::error::TaskErrorKind;
 use super::job::{Inputs, Job};
-use super::shared::{Inner, Slot};
+use super::shared::{Inner, Slot, Work};
 use super::thread_worker::failure_kind;
 use super::wire::{self, FromWorker, ToWorker, WireResult};
 use crate::platform::process::{self as os, Listener, Stream};
@@ -252,15 +252,19 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
         {
             let job = if inflight.is_empty() {
                 crossbeam_channel::select! {
-                    recv(inner.queue_rx) -> job => match job {
-                        Ok(job) => job,
-                        Err(_) => return Outcome::Stop,
+                    recv(inner.queue_rx) -> work => match work {
+                        Ok(Work::Job(job)) => job,
+                        Ok(Work::Stop) | Err(_) => return Outcome::Stop,
                     },
                     recv(inner.stop_rx) -> _ => return Outcome::Stop,
                 }
             } else {
                 match inner.queue_rx.try_recv() {
-                    Ok(job) => job,
+                    Ok(Work::Job(job)) => job,
+                    Ok(Work::Stop) => {
+                        let _ = inner.queue_tx.send(Work::Stop); // not ours to take while busy
+                        break;
+                    }
                     Err(_) => break,
                 }
             };

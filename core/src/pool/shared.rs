@@ -18,6 +18,14 @@ use crate::backend::BackendKind;
 use crate::platform::process::Stream;
 use crate::platform::{WorkerMode, WorkerPlan};
 
+/// What the queue carries.
+pub(crate) enum Work {
+    /// A job to run.
+    Job(Job),
+    /// The pool shuts down: the worker that takes this stops.
+    Stop,
+}
+
 /// The pool's settings, fixed when it is built.
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
@@ -86,8 +94,8 @@ pub(crate) struct Inner {
     pub(crate) mode: WorkerMode,
     pub(crate) plan: WorkerPlan,
     pub(crate) cfg: Config,
-    pub(crate) queue_tx: Sender<Job>,
-    pub(crate) queue_rx: Receiver<Job>,
+    pub(crate) queue_tx: Sender<Work>,
+    pub(crate) queue_rx: Receiver<Work>,
     stop_tx: Mutex<Option<Sender<()>>>,
     pub(crate) stop_rx: Receiver<()>,
     stopping: AtomicBool,
@@ -119,9 +127,10 @@ impl Inner {
 
     /// Puts a job (back) in the queue; fails it at once if the pool cannot run it any more.
     pub(crate) fn enqueue(&self, job: Job) {
-        if let Err(e) = self.queue_tx.send(job) {
-            let job = e.into_inner();
-            job.ctl.fail_rest(None, job.attempt, TaskErrorKind::ShutDown);
+        if let Err(e) = self.queue_tx.send(Work::Job(job)) {
+            if let Work::Job(job) = e.into_inner() {
+                job.ctl.fail_rest(None, job.attempt, TaskErrorKind::ShutDown);
+            }
         }
         // Shutdown or the last worker's death may have drained the queue just before the
         // send: drain again so nothing waits for a worker that will never come.
@@ -132,10 +141,19 @@ impl Inner {
         }
     }
 
-    /// Fails every queued job with `kind`.
+    /// Fails every queued job with `kind` (stop signals stay queued).
     pub(crate) fn fail_queued(&self, kind: TaskErrorKind) {
-        while let Ok(job) = self.queue_rx.try_recv() {
-            job.ctl.fail_rest(None, job.attempt, kind.clone());
+        let mut stops = 0;
+        while let Ok(work) = self.queue_rx.try_recv() {
+            match work {
+                Work::Job(job) => {
+                    job.ctl.fail_rest(None, job.attempt, kind.clone());
+                }
+                Work::Stop => stops += 1,
+            }
+        }
+        for _ in 0..stops {
+            let _ = self.queue_tx.send(Work::Stop);
         }
     }
 
@@ -210,6 +228,11 @@ impl Inner {
             slot.interrupt_driver();
         }
         self.fail_queued(TaskErrorKind::ShutDown);
+        // Thread workers wait on the queue alone (a select over two channels would cost
+        // them half their round trip): one stop signal each.
+        for _ in &self.slots {
+            let _ = self.queue_tx.send(Work::Stop);
+        }
         // Process workers exit as soon as their socket closes (and are killed after 300 ms);
         // a thread worker in a long task gets half a second to finish it.
         let deadline = Instant::now() + Duration::from_millis(500);

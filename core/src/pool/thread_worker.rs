@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::context::WorkerContext;
 use super::error::TaskErrorKind;
 use super::job::{Inputs, Job, JobCtl};
-use super::shared::{Inner, Slot};
+use super::shared::{Inner, Slot, Work};
 use super::task::Failure;
 use crate::device::Device;
 
@@ -82,12 +82,9 @@ fn run(inner: Arc<Inner>, slot: Arc<Slot>, gen: u64) {
     let who = (slot.id, slot.device_id.as_str());
     let mut served = 0u64;
     loop {
-        let job = crossbeam_channel::select! {
-            recv(inner.queue_rx) -> job => match job {
-                Ok(job) => job,
-                Err(_) => return,
-            },
-            recv(inner.stop_rx) -> _ => return,
+        let job = match inner.queue_rx.recv() {
+            Ok(Work::Job(job)) => job,
+            Ok(Work::Stop) | Err(_) => return,
         };
         if !job.ctl.start(slot.id, gen) {
             continue;
