@@ -5,6 +5,9 @@
 //! `cargo bench --bench pool [-- --quick]` (`--quick`: fewer repetitions, for CI smoke runs).
 //! Every figure is a median over repetitions; the pool has 2 CPU workers, as Python's.
 
+// Built by libtest (its `[[bench]]` entry with `harness = false` lost), main would be dead.
+#![cfg_attr(test, allow(dead_code, unused_imports))]
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 

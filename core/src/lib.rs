@@ -30,3 +30,6 @@ pub use shape::Shape;
 
 #[doc(hidden)]
 pub use linkme;
+// The facade's tests record the pool's warnings with a subscriber of this tracing.
+#[doc(hidden)]
+pub use tracing;

@@ -7,7 +7,6 @@ mod workload;
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use polycompute::pool::{DeviceSelection, TaskErrorKind};
@@ -111,17 +110,9 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .chunk_size(1) // tasks are large: hand them out one by one, none sent ahead,
         .pipeline_depth(1) // so a slow device never sits on work a fast one could take
         .progress(!args.json)
+        // Ctrl-C: the workers stop (remaining tasks end as ShutDown); we report what finished.
+        .shutdown_on_ctrl_c(true)
         .build()?;
-    let pool = Arc::new(pool);
-    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    {
-        let (pool, interrupted) = (pool.clone(), interrupted.clone());
-        // Ctrl-C: stop the workers (remaining tasks end as ShutDown) and report what finished.
-        let _ = ctrlc::set_handler(move || {
-            interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
-            pool.shutdown();
-        });
-    }
     let batch = Batch { samples: args.samples, size: args.size };
     let t0 = Instant::now();
     let mut estimates: Vec<Estimate> = Vec::with_capacity(args.tasks);
@@ -134,7 +125,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
     let wall = t0.elapsed();
-    let interrupted = interrupted.load(std::sync::atomic::Ordering::SeqCst);
+    let interrupted = pool.interrupted();
     for e in &errors {
         eprintln!("error: {e}");
     }

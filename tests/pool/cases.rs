@@ -126,7 +126,7 @@ pub fn ten_thousand_with_one_percent_crashes(mode: WorkerMode) {
                 assert_eq!(e.index, i as u64);
                 match (mode, &e.kind) {
                     #[cfg(unix)]
-                    (Process, TaskErrorKind::Crashed { signal: Some(libc::SIGABRT), .. }) => {}
+                    (Process, TaskErrorKind::Crashed { signal: Some(crate::support::sig::ABRT), .. }) => {}
                     #[cfg(not(unix))]
                     (Process, TaskErrorKind::Crashed { .. }) => {}
                     (Thread, TaskErrorKind::Panicked { .. }) => {}

@@ -4,9 +4,9 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
+use polycompute::tracing::field::{Field, Visit};
+use polycompute::tracing::span::{Attributes, Id, Record};
+use polycompute::tracing::{self, Event, Level, Metadata, Subscriber};
 
 use crate::support::{builder, within};
 use crate::tasks::{Echo, Fail};

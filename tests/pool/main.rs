@@ -5,6 +5,15 @@
 //! libtest-mimic runs the cases instead (same filters and output). With `POOL_SCENARIO`
 //! set, the binary plays a parent program that the tests kill or interrupt from outside.
 
+// Built by libtest instead (the `[[test]]` entry with `harness = false` lost from
+// Cargo.toml), this file's main would never run: say so loudly rather than pass silently.
+#![cfg_attr(test, allow(dead_code, unused_imports))]
+#[cfg(test)]
+#[test]
+fn pool_tests_need_harness_false() {
+    panic!("tests/pool/main.rs must be a `[[test]] name = \"pool\" harness = false` target in Cargo.toml");
+}
+
 mod cases;
 mod logged;
 mod scenario;

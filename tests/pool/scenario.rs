@@ -3,7 +3,6 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::sync::Arc;
 
 use polycompute::pool::TaskErrorKind;
 use polycompute::WorkerMode;
@@ -41,7 +40,7 @@ pub fn run(which: &str) -> ExitCode {
         Ok("process") => WorkerMode::Process,
         _ => WorkerMode::Thread,
     };
-    let pool = Arc::new(builder(mode).workers_per_device(2).build().expect("build the pool"));
+    let pool = builder(mode).workers_per_device(2).shutdown_on_ctrl_c(true).build().expect("build the pool");
     let pids = if mode == WorkerMode::Process { worker_pids(&pool) } else { Vec::new() };
     match which {
         // Busy workers, then wait to be SIGKILLed.
@@ -51,15 +50,14 @@ pub fn run(which: &str) -> ExitCode {
             std::thread::sleep(std::time::Duration::from_secs(60));
             ExitCode::FAILURE
         }
-        // What a program does with Ctrl-C: shut the pool down, and exit 130 as a shell
-        // expects of a program ended by SIGINT.
+        // A pool that shuts down on Ctrl-C, in a program that then exits with 130, as a
+        // shell expects of a program ended by SIGINT.
         "sigint" => {
-            let for_handler = pool.clone();
-            ctrlc::set_handler(move || for_handler.shutdown()).expect("install the Ctrl-C handler");
             announce(&pids);
             loop {
                 let results = pool.map::<Sleep>(vec![50; 8]);
                 if results.iter().any(|r| matches!(r, Err(e) if e.kind == TaskErrorKind::ShutDown)) {
+                    assert!(pool.interrupted());
                     pool.shutdown(); // returns when the handler's shutdown has finished
                     return ExitCode::from(130);
                 }

@@ -1,5 +1,6 @@
 //! Helpers shared by the cases.
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use polycompute::pool::PoolBuilder;
@@ -19,8 +20,7 @@ pub fn running(pid: u32) -> bool {
         // The state is the field after the parenthesised command name.
         Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next()) != Some('Z'),
         Err(_) if std::path::Path::new("/proc/self").exists() => false,
-        // SAFETY: kill with signal 0 only checks whether the process exists.
-        Err(_) => unsafe { libc::kill(pid as libc::pid_t, 0) == 0 },
+        Err(_) => Command::new("kill").args(["-0", &pid.to_string()]).status().is_ok_and(|s| s.success()),
     }
 }
 
@@ -49,11 +49,21 @@ pub fn within(limit: Duration, mut cond: impl FnMut() -> bool) -> Option<Duratio
 }
 
 #[cfg(unix)]
-/// Sends `sig` to `pid`.
+/// Sends signal `sig` (a number, as `kill -N`) to `pid`.
 pub fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill takes plain integers.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, sig) };
-    assert_eq!(rc, 0, "kill({pid}, {sig}) failed");
+    let status = Command::new("kill").args([format!("-{sig}"), pid.to_string()]).status().expect("run kill");
+    assert!(status.success(), "kill -{sig} {pid} failed");
+}
+
+/// POSIX signal numbers (the same on Linux and macOS).
+#[cfg(unix)]
+pub mod sig {
+    /// SIGINT.
+    pub const INT: i32 = 2;
+    /// SIGABRT.
+    pub const ABRT: i32 = 6;
+    /// SIGKILL.
+    pub const KILL: i32 = 9;
 }
 
 /// Waits until every worker of `pool` has a process id (process mode) and returns them.

@@ -58,6 +58,7 @@ impl PoolBuilder {
                 max_tasks: None,
                 chunk: None,
                 progress: false,
+                ctrl_c: false,
                 depth: 8,
                 worker_exe: None,
                 start_timeout: Duration::from_secs(30),
@@ -139,6 +140,15 @@ impl PoolBuilder {
     /// Show a progress bar (on stderr, when it is a terminal) during `map`s.
     pub fn progress(mut self, show: bool) -> Self {
         self.cfg.progress = show;
+        self
+    }
+
+    /// Shut the pool down on Ctrl-C (SIGINT): queued and running tasks end as `ShutDown`,
+    /// workers stop within a second, and [`Pool::interrupted`] tells the program, which
+    /// decides how to exit. Installs one process-wide handler (an error at `build` when the
+    /// program installed its own: call `shutdown` from that one instead).
+    pub fn shutdown_on_ctrl_c(mut self, yes: bool) -> Self {
+        self.cfg.ctrl_c = yes;
         self
     }
 

@@ -20,6 +20,7 @@ mod child;
 mod context;
 mod error;
 mod handle;
+mod interrupt;
 mod job;
 mod process_worker;
 mod rng;

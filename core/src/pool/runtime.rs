@@ -78,7 +78,11 @@ impl Pool {
         shared: SharedData,
     ) -> crate::Result<Pool> {
         let mode = plan.mode;
+        let ctrl_c = cfg.ctrl_c;
         let pool = Pool { inner: Inner::new(tasks, plan, cfg, &devices, per_device, shared) };
+        if ctrl_c {
+            super::interrupt::register(&pool.inner).map_err(crate::Error::Pool)?;
+        }
         let started = match mode {
             WorkerMode::Process => process_worker::start_all(&pool.inner),
             _ => thread_worker::start_all(&pool.inner),
@@ -90,6 +94,11 @@ impl Pool {
     /// The mode the workers run in (`Thread` or `Process`) and why.
     pub fn plan(&self) -> &WorkerPlan {
         &self.inner.plan
+    }
+
+    /// Whether Ctrl-C shut the pool down (see `PoolBuilder::shutdown_on_ctrl_c`).
+    pub fn interrupted(&self) -> bool {
+        self.inner.interrupted.load(Ordering::Acquire)
     }
 
     /// The mode the workers run in: `Thread` or `Process`.

@@ -35,6 +35,7 @@ pub(crate) struct Config {
     pub(crate) max_tasks: Option<u64>,
     pub(crate) chunk: Option<usize>,
     pub(crate) progress: bool,
+    pub(crate) ctrl_c: bool,
     pub(crate) depth: usize,
     pub(crate) worker_exe: Option<PathBuf>,
     pub(crate) start_timeout: Duration,
@@ -109,6 +110,8 @@ pub(crate) struct Inner {
     threads: Mutex<Vec<JoinHandle<()>>>,
     callbacks: OnceLock<Sender<Box<dyn FnOnce() + Send>>>,
     pub(crate) epoch: Instant,
+    /// Set when Ctrl-C shut the pool down.
+    pub(crate) interrupted: AtomicBool,
 }
 
 impl Inner {
@@ -319,6 +322,7 @@ impl Inner {
             threads: Mutex::new(Vec::new()),
             callbacks: OnceLock::new(),
             epoch: Instant::now(),
+            interrupted: AtomicBool::new(false),
         })
     }
 }
