@@ -213,10 +213,11 @@ impl CudaDevice {
         Ok(CudaBuffer { ptr, dtype, len, ctx: self.ctx.clone() })
     }
 
-    /// Launches `kernel` on the device's stream. The context must be current.
+    /// Launches `kernel` (from [`crate::codegen::cached`]) on the device's stream. The context
+    /// must be current.
     pub(crate) fn launch(
         &self,
-        kernel: &Kernel,
+        kernel: &Arc<Kernel>,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         params: &mut Params,

@@ -6,7 +6,7 @@ use polycompute_core::op::matmul_shape;
 use polycompute_core::{DType, Error, Fill, Op, ReduceKind, Result, Scalar, Shape};
 
 use crate::buffer::CudaBuffer;
-use crate::codegen::{fill, layout, map, matmul, reduce};
+use crate::codegen::{self, fill, layout, map, matmul, reduce};
 use crate::device::{CudaDevice, Params};
 use crate::{cublas, matmul_impl, MatmulImpl};
 
@@ -96,7 +96,7 @@ fn run_fill(dev: &CudaDevice, f: Fill, dtype: DType, len: usize) -> Result<CudaB
         }
     }
     let blocks = (len as u64).div_ceil(fill::per_block(f, dtype) as u64);
-    dev.launch(&fill::kernel(f, dtype), (dev.grid_1d(blocks, 256), 1, 1), (256, 1, 1), &mut p)?;
+    dev.launch(&codegen::fill_kernel(f, dtype), (dev.grid_1d(blocks, 256), 1, 1), (256, 1, 1), &mut p)?;
     Ok(out)
 }
 
@@ -147,14 +147,14 @@ fn run_reduce(
         reduce::ReducePlan::Rows { rows, r, segs, seg_len } => {
             let block = reduce::row_block(seg_len);
             if segs == 1 {
-                let k = reduce::rows_kernel(kind, dtype, reduce::Input::Elements, reduce::Output::Final);
+                let k = codegen::reduce_kernel(kind, dtype, false, reduce::Input::Elements, reduce::Output::Final);
                 let mut p = Params::default();
                 p.ptr(out.ptr).ptr(src.ptr).u32(rows as u32).u32(r as u32).u32(1).u32(seg_len as u32).u32(count as u32);
                 dev.launch(&k, (grid_cap(rows as u64), 1, 1), (block, 1, 1), &mut p)?;
             } else {
                 let partial = dev.ctx.alloc(rows * segs * acc)?;
                 let guard = TempBuffer { dev, ptr: partial };
-                let k = reduce::rows_kernel(kind, dtype, reduce::Input::Elements, reduce::Output::Partials);
+                let k = codegen::reduce_kernel(kind, dtype, false, reduce::Input::Elements, reduce::Output::Partials);
                 let mut p = Params::default();
                 p.ptr(guard.ptr).ptr(src.ptr).u32(rows as u32).u32(r as u32).u32(segs as u32).u32(seg_len as u32);
                 p.u32(count as u32);
@@ -166,7 +166,7 @@ fn run_reduce(
             let threads = (outputs * segs) as u64;
             let grid = grid_cap(threads.div_ceil(256));
             if segs == 1 {
-                let k = reduce::cols_kernel(kind, dtype, reduce::Output::Final);
+                let k = codegen::reduce_kernel(kind, dtype, true, reduce::Input::Elements, reduce::Output::Final);
                 let mut p = Params::default();
                 p.ptr(out.ptr).ptr(src.ptr).u32(outer as u32).u32(r as u32).u32(inner as u32).u32(1);
                 p.u32(seg_len as u32).u32(count as u32);
@@ -174,7 +174,7 @@ fn run_reduce(
             } else {
                 let partial = dev.ctx.alloc(outputs * segs * acc)?;
                 let guard = TempBuffer { dev, ptr: partial };
-                let k = reduce::cols_kernel(kind, dtype, reduce::Output::Partials);
+                let k = codegen::reduce_kernel(kind, dtype, true, reduce::Input::Elements, reduce::Output::Partials);
                 let mut p = Params::default();
                 p.ptr(guard.ptr).ptr(src.ptr).u32(outer as u32).u32(r as u32).u32(inner as u32).u32(segs as u32);
                 p.u32(seg_len as u32).u32(count as u32);
@@ -198,7 +198,7 @@ fn second_pass(
     segs: usize,
     count: usize,
 ) -> Result<()> {
-    let k = reduce::rows_kernel(kind, dtype, reduce::Input::Partials, reduce::Output::Final);
+    let k = codegen::reduce_kernel(kind, dtype, false, reduce::Input::Partials, reduce::Output::Final);
     let mut p = Params::default();
     p.ptr(out.ptr).ptr(partial).u32(outputs as u32).u32(segs as u32).u32(1).u32(segs as u32).u32(count as u32);
     dev.launch(&k, ((outputs as u64).clamp(1, 1 << 20) as u32, 1, 1), (reduce::row_block(segs), 1, 1), &mut p)
@@ -243,7 +243,7 @@ fn run_matmul(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape, rhs
         cublas::gemm(dev, dtype, a.ptr, b.ptr, out.ptr, batch, m, n, k)?;
         return Ok(out);
     }
-    let kernel = matmul::kernel(dtype)?;
+    let kernel = codegen::matmul_kernel(dtype)?;
     let t = matmul::tiles(dtype);
     let grid = (
         (n as u64).div_ceil(t.bn as u64).min(i32::MAX as u64) as u32,

@@ -29,14 +29,15 @@ unsafe impl Sync for Loaded {}
 /// One device's loaded kernels.
 #[derive(Default)]
 pub(crate) struct ModuleCache {
-    loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+    loaded: Mutex<HashMap<usize, Arc<Loaded>>>,
 }
 
 impl ModuleCache {
     /// The loaded kernel, compiling and loading it on first use. The device's context must be
     /// current on this thread.
-    pub(crate) fn get(&self, kernel: &Kernel, arch: u32, device: &str) -> Result<Arc<Loaded>> {
-        if let Some(l) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(&kernel.source) {
+    pub(crate) fn get(&self, kernel: &Arc<Kernel>, arch: u32, device: &str) -> Result<Arc<Loaded>> {
+        let key = Arc::as_ptr(kernel) as usize;
+        if let Some(l) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
             return Ok(l.clone());
         }
         let nvrtc = Nvrtc::get()
@@ -63,7 +64,7 @@ impl ModuleCache {
             .map_err(|e| from_cust(e, device, "finding a kernel's entry point"))?
             .to_raw();
         let loaded = Arc::new(Loaded { _module: module, function: function.cast() });
-        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).insert(kernel.source.clone(), loaded.clone());
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).insert(key, loaded.clone());
         Ok(loaded)
     }
 }

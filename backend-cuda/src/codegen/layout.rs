@@ -4,10 +4,11 @@
 //! gather with one input offset computed per output element.
 
 use std::fmt::Write;
+use std::sync::Arc;
 
 use polycompute_core::{DType, Shape};
 
-use super::{bits_type, Kernel};
+use super::{bits_type, cached, Kernel, KernelKey};
 
 /// A planned transpose.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,8 +17,8 @@ pub enum TransposePlan {
     Copy,
     /// `[batch, rows, cols] -> [batch, cols, rows]`.
     Tiled {
-        /// The kernel.
-        kernel: Kernel,
+        /// The kernel (memoized).
+        kernel: Arc<Kernel>,
         /// Batch count.
         batch: usize,
         /// Rows of each input matrix.
@@ -27,8 +28,8 @@ pub enum TransposePlan {
     },
     /// Any other permutation.
     Gather {
-        /// The kernel.
-        kernel: Kernel,
+        /// The kernel (memoized).
+        kernel: Arc<Kernel>,
         /// By-value geometry: output dims, then the input stride of each output axis.
         geometry: Vec<u32>,
     },
@@ -39,7 +40,7 @@ impl TransposePlan {
     pub fn kernels(&self) -> Vec<Kernel> {
         match self {
             TransposePlan::Copy => Vec::new(),
-            TransposePlan::Tiled { kernel, .. } | TransposePlan::Gather { kernel, .. } => vec![kernel.clone()],
+            TransposePlan::Tiled { kernel, .. } | TransposePlan::Gather { kernel, .. } => vec![(**kernel).clone()],
         }
     }
 }
@@ -55,12 +56,14 @@ pub fn plan_transpose(shape: &Shape, perm: &[usize], dtype: DType) -> TransposeP
     if n >= 2 && perm[n - 2] == n - 1 && perm[n - 1] == n - 2 && perm[..n - 2].iter().enumerate().all(|(i, &p)| i == p)
     {
         let batch = dims[..n - 2].iter().product();
-        return TransposePlan::Tiled { kernel: tiled_kernel(dtype), batch, rows: dims[n - 2], cols: dims[n - 1] };
+        let kernel = cached(KernelKey::TransposeTiled { bytes: dtype.size_bytes() }, || tiled_kernel(dtype));
+        return TransposePlan::Tiled { kernel, batch, rows: dims[n - 2], cols: dims[n - 1] };
     }
     let in_strides = Shape::from(dims.as_slice()).strides();
     let mut geometry: Vec<u32> = perm.iter().map(|&p| dims[p] as u32).collect();
     geometry.extend(perm.iter().map(|&p| in_strides[p] as u32));
-    TransposePlan::Gather { kernel: gather_kernel(dtype, n), geometry }
+    let kernel = cached(KernelKey::TransposeGather { bytes: dtype.size_bytes(), ndim: n }, || gather_kernel(dtype, n));
+    TransposePlan::Gather { kernel, geometry }
 }
 
 /// Drops size-1 axes and merges runs of output axes that are consecutive input axes.

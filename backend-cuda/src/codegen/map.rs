@@ -4,11 +4,12 @@
 //! and strides travel as a by-value parameter.
 
 use std::fmt::Write;
+use std::sync::Arc;
 
 use polycompute_core::expr::{Inst, InstOp};
 use polycompute_core::{BinaryOp, DType, Program, Result, Shape, UnaryOp};
 
-use super::{ctype, literal, Kernel};
+use super::{cached, ctype, literal, Kernel, KernelKey};
 
 /// How a kernel reads one input.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -24,8 +25,8 @@ pub enum Access {
 /// A planned map launch.
 #[derive(Clone, Debug)]
 pub struct MapPlan {
-    /// The kernel.
-    pub kernel: Kernel,
+    /// The kernel (memoized).
+    pub kernel: Arc<Kernel>,
     /// The by-value geometry parameter: `dims[ndim]`, then `ndim` strides per strided input
     /// (empty when no input is strided, and then the kernel has no such parameter).
     pub geometry: Vec<u32>,
@@ -55,7 +56,9 @@ pub fn plan(program: &Program, input_shapes: &[Shape], out: &Shape) -> Result<Ma
     for s in &strides {
         geometry.extend(s.iter().map(|&x| x as u32));
     }
-    let kernel = source(program, &access, dims.len());
+    let ndim = dims.len();
+    let key = KernelKey::Map { program: program.clone(), access: access.clone(), ndim };
+    let kernel = cached(key, || source(program, &access, ndim));
     Ok(MapPlan { kernel, geometry, access })
 }
 

@@ -49,6 +49,11 @@ pub fn kernel(dtype: DType) -> Result<Kernel> {
     if !dtype.is_float() {
         return Err(Error::Unsupported { op: "matmul".into(), dtype, device: "cuda".into() });
     }
+    Ok(source(dtype))
+}
+
+/// The kernel's source for a float `dtype` (see [`kernel`]).
+pub(crate) fn source(dtype: DType) -> Kernel {
     let t = ctype(dtype);
     let Tiles { bm, bn, bk, tm, tn } = tiles(dtype);
     let threads = tiles(dtype).threads();
@@ -136,5 +141,5 @@ extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __r
 }}
 "#
     );
-    Ok(Kernel::new("pc_matmul", &body))
+    Kernel::new("pc_matmul", &body)
 }

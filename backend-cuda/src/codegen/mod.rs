@@ -11,7 +11,10 @@ pub mod matmul;
 pub mod reduce;
 pub mod semantics;
 
-use polycompute_core::{DType, Error, Op, Result, Scalar};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use polycompute_core::{DType, Error, Fill, Op, Program, ReduceKind, Result, Scalar};
 
 /// A generated kernel: CUDA C++ source and the name of its `extern "C" __global__` entry.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -27,6 +30,105 @@ impl Kernel {
     pub(crate) fn new(entry: &str, body: &str) -> Kernel {
         Kernel { entry: entry.to_string(), source: format!("{}\n{body}", semantics::PRELUDE) }
     }
+}
+
+/// Everything a kernel's source depends on (never sizes, which are parameters): generation is
+/// memoized on it, so running an op again costs a small hash, not a code generation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KernelKey {
+    /// A map of `program` with each input read as `access`, over `ndim` coalesced dimensions.
+    Map {
+        /// The program.
+        program: Program,
+        /// How each input is read.
+        access: Vec<map::Access>,
+        /// Coalesced dimensions (0 when no input is strided).
+        ndim: usize,
+    },
+    /// A fill: 0 constant, 1 uniform, 2 normal.
+    Fill {
+        /// Which fill.
+        kind: u8,
+        /// Element type.
+        dtype: DType,
+    },
+    /// The tiled transpose of elements of `bytes` bytes.
+    TransposeTiled {
+        /// Element size.
+        bytes: usize,
+    },
+    /// The gather transpose of elements of `bytes` bytes over `ndim` dimensions.
+    TransposeGather {
+        /// Element size.
+        bytes: usize,
+        /// Coalesced dimensions.
+        ndim: usize,
+    },
+    /// A reduction kernel.
+    Reduce {
+        /// The reduction.
+        kind: ReduceKind,
+        /// Input element type.
+        dtype: DType,
+        /// Column kernel (else row kernel).
+        cols: bool,
+        /// What it reads.
+        input: reduce::Input,
+        /// What it writes.
+        output: reduce::Output,
+    },
+    /// The own matmul kernel.
+    Matmul {
+        /// Element type.
+        dtype: DType,
+    },
+}
+
+/// The kernel for `key`, made by `make` the first time in this process and shared after.
+/// The memo keeps every kernel, so an `Arc`'s address identifies its kernel for good.
+pub fn cached(key: KernelKey, make: impl FnOnce() -> Kernel) -> Arc<Kernel> {
+    static MEMO: OnceLock<Mutex<HashMap<KernelKey, Arc<Kernel>>>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(k) = memo.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return k.clone();
+    }
+    let kernel = Arc::new(make());
+    memo.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_insert(kernel).clone()
+}
+
+/// The fill kernel of `fill` over `dtype`, memoized.
+pub fn fill_kernel(fill: Fill, dtype: DType) -> Arc<Kernel> {
+    let kind = match fill {
+        Fill::Constant(_) => 0,
+        Fill::Uniform { .. } => 1,
+        Fill::Normal { .. } => 2,
+    };
+    cached(KernelKey::Fill { kind, dtype }, || fill::kernel(fill, dtype))
+}
+
+/// A reduction kernel, memoized: rows ([`reduce::rows_kernel`]) or columns ([`reduce::cols_kernel`]).
+pub fn reduce_kernel(
+    kind: ReduceKind,
+    dtype: DType,
+    cols: bool,
+    input: reduce::Input,
+    output: reduce::Output,
+) -> Arc<Kernel> {
+    cached(KernelKey::Reduce { kind, dtype, cols, input, output }, || {
+        if cols {
+            reduce::cols_kernel(kind, dtype, output)
+        } else {
+            reduce::rows_kernel(kind, dtype, input, output)
+        }
+    })
+}
+
+/// The own matmul kernel, memoized.
+pub fn matmul_kernel(dtype: DType) -> Result<Arc<Kernel>> {
+    if !dtype.is_float() {
+        return Err(Error::Unsupported { op: "matmul".into(), dtype, device: "cuda".into() });
+    }
+    Ok(cached(KernelKey::Matmul { dtype }, || matmul::source(dtype)))
 }
 
 /// The CUDA type of a dtype (names from the prelude).
@@ -62,7 +164,7 @@ pub fn literal(s: Scalar) -> String {
 /// checks. The op must be valid (see [`Op::output`]); Copy launches no kernel.
 pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
     Ok(match op {
-        Op::Map { program, input_shapes, shape } => vec![map::plan(program, input_shapes, shape)?.kernel],
+        Op::Map { program, input_shapes, shape } => vec![(*map::plan(program, input_shapes, shape)?.kernel).clone()],
         Op::Cast { to } => {
             let from = *inputs.first().ok_or_else(|| Error::InvalidShape("cast takes one input".into()))?;
             if from == *to {
@@ -92,6 +194,24 @@ pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_are_generated_once_per_structure() {
+        use polycompute_core::{Expr, Shape};
+        let p = Program::compile(&(Expr::arg(0) * 2.0 + Expr::arg(1)), &[DType::F32, DType::F32]).unwrap();
+        let s = |d: &[usize]| Shape::new(d).unwrap();
+        let a = map::plan(&p, &[s(&[4, 5]), s(&[5])], &s(&[4, 5])).unwrap();
+        // Other sizes, same structure (same-shape input, strided input, 2 coalesced dims): one kernel.
+        let b = map::plan(&p, &[s(&[7, 9]), s(&[9])], &s(&[7, 9])).unwrap();
+        assert!(Arc::ptr_eq(&a.kernel, &b.kernel));
+        assert_ne!(a.geometry, b.geometry);
+        let c = map::plan(&p, &[s(&[7, 9]), s(&[7, 9])], &s(&[7, 9])).unwrap();
+        assert!(!Arc::ptr_eq(&a.kernel, &c.kernel));
+        let f1 = fill_kernel(Fill::Uniform { seed: 1 }, DType::F32);
+        let f2 = fill_kernel(Fill::Uniform { seed: 2 }, DType::F32);
+        assert!(Arc::ptr_eq(&f1, &f2));
+        assert!(matmul_kernel(DType::I32).is_err());
+    }
 
     #[test]
     fn literals_keep_their_bits() {
