@@ -41,6 +41,8 @@ impl Device {
     /// `:ordinal`); when it is unset, the first hardware GPU of CUDA, then wgpu, and the
     /// CPU when there is none. A variable naming an unknown or unavailable backend is an
     /// error, never a silent fallback.
+    // The name is pinned by the architecture; it returns a Result, so it cannot be `Default`.
+    #[allow(clippy::should_implement_trait)]
     pub fn default() -> Result<Device> {
         match std::env::var(BACKEND_ENV) {
             Ok(v) if !v.trim().is_empty() => Device::parse(&v),

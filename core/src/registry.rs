@@ -32,10 +32,13 @@ pub fn backends() -> Vec<(BackendKind, Result<Arc<dyn Backend>>)> {
     BackendKind::ALL.iter().rev().map(|&k| (k, backend(k))).collect()
 }
 
+/// The devices open in this process, held weakly so that dropping the last handle closes one.
+type OpenDevices = HashMap<(BackendKind, usize), Weak<dyn DeviceBackend>>;
+
 /// Opens `kind:ordinal`, reusing the device if it is already open in this process (one
 /// context per device per process, whoever asks).
 pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn DeviceBackend>> {
-    static OPEN: OnceLock<Mutex<HashMap<(BackendKind, usize), Weak<dyn DeviceBackend>>>> = OnceLock::new();
+    static OPEN: OnceLock<Mutex<OpenDevices>> = OnceLock::new();
     let backend = backend(kind)?;
     let mut open = OPEN.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     if let Some(dev) = open.get(&(kind, ordinal)).and_then(Weak::upgrade) {
