@@ -14,6 +14,13 @@
 //! forked) talking over a socket, so a crash costs one worker and the task's own printing
 //! cannot corrupt the protocol. How they start and how they die with their parent is the
 //! OS-specific part, in [`crate::platform`].
+//!
+//! Failure handling: a process worker that crashes, overruns the task timeout, runs a
+//! cancelled task or hits a sticky device fault is replaced (a thread worker in that state
+//! is left to finish on its own and a fresh thread takes its place); a crashed task is
+//! retried `retries` times. Dropping the pool stops its workers within a second; with
+//! `shutdown_on_ctrl_c`, so does Ctrl-C; process workers exit within moments of their
+//! parent's death, however it dies.
 
 mod builder;
 mod child;
