@@ -16,7 +16,7 @@ use polycompute_core::{BufferRef, HostSlice, Op, Program, Result, Shape};
 use rayon::prelude::*;
 
 use crate::num::with_dtype;
-use crate::par::{PAR_MIN, TASK};
+use crate::par::{stream_task, PAR_MIN};
 use crate::storage::CpuBuffer;
 use lane::Lane;
 pub(crate) use plan::Plan;
@@ -60,16 +60,17 @@ pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> BufferRe
 
 fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> Vec<T> {
     let mut out = vec![T::ZERO; len];
+    let task_len = stream_task(len, plan::CHUNK);
     let task = |(t, part): (usize, &mut [T])| {
-        let mut scratch = plan.new_scratch();
+        let mut scratch = plan.new_scratch(part.len());
         for (c, chunk) in part.chunks_mut(plan::CHUNK).enumerate() {
-            plan.run_chunk(inputs, t * TASK + c * plan::CHUNK, T::erase(chunk), &mut scratch);
+            plan.run_chunk(inputs, t * task_len + c * plan::CHUNK, T::erase(chunk), &mut scratch);
         }
     };
     if len >= PAR_MIN {
-        out.par_chunks_mut(TASK).enumerate().for_each(task);
+        out.par_chunks_mut(task_len).enumerate().for_each(task);
     } else {
-        out.chunks_mut(TASK).enumerate().for_each(task);
+        out.chunks_mut(task_len).enumerate().for_each(task);
     }
     out
 }

@@ -11,8 +11,10 @@ use super::kernels::{self, op, BinOp, Src, UnOp};
 use super::lane::{scratch_dest, DestMut, Lane};
 use crate::num::{with_dtype, CastTo, Float, Int};
 
-/// Elements per chunk: every instruction's scratch for a chunk stays in L1.
-pub(crate) const CHUNK: usize = 2048;
+/// Elements per chunk: an instruction's scratch for a chunk stays in L1 (f32) or L2 (f64),
+/// and the dispatch of each step is amortised over thousands of elements. 4096 measured
+/// better than 1024 and 2048 for `y = a*x + y` on 2^24 f32.
+pub(crate) const CHUNK: usize = 4096;
 
 /// Where an instruction's value for the current chunk is found.
 #[derive(Clone, Debug)]
@@ -148,12 +150,13 @@ impl Plan {
         Ok(Plan { out_dtype: program.output_dtype(), locs, steps, out_step, scratch })
     }
 
-    /// Fresh scratch buffers for one worker.
-    pub(crate) fn new_scratch(&self) -> Vec<HostVec> {
+    /// Fresh scratch buffers for one worker that evaluates chunks of at most `len` elements.
+    pub(crate) fn new_scratch(&self, len: usize) -> Vec<HostVec> {
+        let len = len.min(CHUNK);
         self.scratch
             .iter()
             .map(|d| match d {
-                Some(d) => with_dtype!(*d, T => T::new_scratch(CHUNK)),
+                Some(d) => with_dtype!(*d, T => T::new_scratch(len)),
                 None => HostVec::U32(Vec::new()),
             })
             .collect()
