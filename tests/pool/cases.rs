@@ -347,3 +347,15 @@ pub fn demo_runs_and_cross_checks(mode: WorkerMode) {
     let tasks: u64 = devices.iter().map(|d| d["tasks"].as_u64().unwrap()).sum();
     assert_eq!(tasks, 6, "{report}");
 }
+
+pub fn mismatched_task_types_are_refused() {
+    let tasks = polycompute::Tasks::new().add(FakeEcho);
+    let pool = Pool::builder(&tasks).cpu().mode(Process).build().unwrap();
+    let err = pool.submit::<FakeEcho>("x".into()).wait().unwrap_err();
+    match &err.kind {
+        TaskErrorKind::WorkerStart { message } => {
+            assert!(message.contains("echo is") && message.contains("same Tasks"), "{message}")
+        }
+        other => panic!("expected WorkerStart, got {other:?}"),
+    }
+}

@@ -94,6 +94,7 @@ fn cases_list() -> Vec<Case> {
         &both!(callback_runs_off_the_caller_thread),
         &both!(max_tasks_per_worker),
         &one!("process", worker_that_cannot_start),
+        &one!("process", mismatched_task_types_are_refused),
         &one!("pool", bad_configuration),
         &both!(wait_timeout_and_is_finished),
         &both!(demo_runs_and_cross_checks),

@@ -244,6 +244,17 @@ impl Task for OnlyInParent {
     }
 }
 
+/// Named like [`Echo`] but of other types: a pool with it and workers with `Echo` disagree.
+pub struct FakeEcho;
+impl Task for FakeEcho {
+    const NAME: &'static str = "echo";
+    type Input = String;
+    type Output = String;
+    fn run(&self, _: &mut WorkerContext, s: String) -> Result<String, BoxError> {
+        Ok(s)
+    }
+}
+
 /// Registered nowhere.
 pub struct Unregistered;
 impl Task for Unregistered {

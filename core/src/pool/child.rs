@@ -73,9 +73,18 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
     };
     recv(&mut frame)?;
     let setup = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?.0;
-    let ToWorker::Setup { worker, kind, ordinal, seed, shared_type, shared } = setup else {
+    let ToWorker::Setup { worker, kind, ordinal, seed, shared_type, shared, tasks: theirs } = setup else {
         return Err("the parent did not send a setup first".into());
     };
+    let mismatches = tasks.mismatches(&theirs);
+    if !mismatches.is_empty() {
+        let message = format!(
+            "the worker's tasks differ from the pool's: {}; give worker_main the same Tasks as the pool",
+            mismatches.join("; ")
+        );
+        let _ = wire::write_frame(&mut out, &FromWorker::StartFailed { message }, &[]);
+        return Ok(());
+    }
     let device = match Device::open(kind, ordinal) {
         Ok(d) => d,
         Err(e) => {

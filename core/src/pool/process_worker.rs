@@ -170,6 +170,7 @@ fn handshake(
         seed: inner.cfg.seed,
         shared_type: inner.shared.type_name.clone(),
         shared: inner.shared.bytes.as_ref().map(|b| b.to_vec()),
+        tasks: inner.tasks.signatures(),
     };
     wire::write_frame(&mut stream, &setup, &[]).map_err(|e| format!("cannot send the worker its setup: {e}"))?;
     match read(&mut stream, &mut frame)? {

@@ -72,6 +72,9 @@ pub(crate) type Value = Box<dyn Any + Send>;
 pub(crate) trait ErasedTask: Send + Sync {
     fn name(&self) -> &'static str;
     fn task_type(&self) -> TypeId;
+    /// The task's type with its input and output types: parent and worker must agree on it
+    /// (postcard is not self-describing: another type would decode into garbage).
+    fn signature(&self) -> String;
     /// Takes the next input from `inputs` (a `std::vec::IntoIter<T::Input>`) and runs it.
     fn run_local(&self, ctx: &mut WorkerContext, inputs: &mut (dyn Any + Send)) -> Result<Value, Failure>;
     /// Decodes `input`, runs it and appends the encoded output to `out`.
@@ -108,6 +111,11 @@ impl<T: Task> ErasedTask for Typed<T> {
 
     fn task_type(&self) -> TypeId {
         TypeId::of::<T>()
+    }
+
+    fn signature(&self) -> String {
+        use std::any::type_name;
+        format!("{} ({} -> {})", type_name::<T>(), type_name::<T::Input>(), type_name::<T::Output>())
     }
 
     fn run_local(&self, ctx: &mut WorkerContext, inputs: &mut (dyn Any + Send)) -> Result<Value, Failure> {
@@ -216,6 +224,22 @@ impl Tasks {
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<dyn ErasedTask>> {
         self.by_name.get(name)
+    }
+
+    /// Every task's name and signature.
+    pub(crate) fn signatures(&self) -> Vec<(String, String)> {
+        self.order.iter().filter_map(|n| self.by_name.get(n).map(|t| (n.to_string(), t.signature()))).collect()
+    }
+
+    /// Where these tasks and the parent's (`parent`: names and signatures) disagree.
+    pub(crate) fn mismatches(&self, parent: &[(String, String)]) -> Vec<String> {
+        parent
+            .iter()
+            .filter_map(|(name, theirs)| {
+                let ours = self.by_name.get(name.as_str())?.signature();
+                (ours != *theirs).then(|| format!("{name} is {theirs} in the pool but {ours} in the worker"))
+            })
+            .collect()
     }
 
     pub(crate) fn known(&self) -> Vec<String> {

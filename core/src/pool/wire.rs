@@ -29,7 +29,16 @@ pub(crate) const WORKER_ARG: &str = "--polycompute-worker";
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum ToWorker {
     /// The worker's identity and device; sent once after `Hello`.
-    Setup { worker: usize, kind: BackendKind, ordinal: usize, seed: u64, shared_type: String, shared: Option<Vec<u8>> },
+    Setup {
+        worker: usize,
+        kind: BackendKind,
+        ordinal: usize,
+        seed: u64,
+        shared_type: String,
+        shared: Option<Vec<u8>>,
+        /// The pool's tasks: (name, signature).
+        tasks: Vec<(String, String)>,
+    },
     /// Run `count` inputs (the body) of `task`.
     Job { id: u64, task: String, first_index: u64, attempt: u32, count: u32 },
 }
