@@ -151,23 +151,38 @@ impl Task for Chaos {
     }
 }
 
-/// An input whose serialization always fails.
+/// A value that serializes only when it holds `true`.
 #[derive(Debug, Deserialize)]
-pub struct Unserializable;
-impl Serialize for Unserializable {
-    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
-        Err(serde::ser::Error::custom("Unserializable refuses to be serialized"))
+pub struct Picky(pub bool);
+impl Serialize for Picky {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0 {
+            s.serialize_bool(true)
+        } else {
+            Err(serde::ser::Error::custom("Picky(false) refuses to be serialized"))
+        }
     }
 }
 
-/// Takes an [`Unserializable`].
-pub struct TakesUnserializable;
-impl Task for TakesUnserializable {
-    const NAME: &'static str = "takes_unserializable";
-    type Input = Unserializable;
+/// Takes a [`Picky`].
+pub struct TakesPicky;
+impl Task for TakesPicky {
+    const NAME: &'static str = "takes_picky";
+    type Input = Picky;
     type Output = u8;
-    fn run(&self, _: &mut WorkerContext, _: Unserializable) -> Result<u8, BoxError> {
+    fn run(&self, _: &mut WorkerContext, _: Picky) -> Result<u8, BoxError> {
         Ok(1)
+    }
+}
+
+/// Returns a `Picky(false)`.
+pub struct ReturnsPicky;
+impl Task for ReturnsPicky {
+    const NAME: &'static str = "returns_picky";
+    type Input = ();
+    type Output = Picky;
+    fn run(&self, _: &mut WorkerContext, _: ()) -> Result<Picky, BoxError> {
+        Ok(Picky(false))
     }
 }
 
@@ -278,7 +293,8 @@ pub fn worker_tasks() -> Tasks {
         .add(WhereAmI)
         .add(Draw)
         .add(Chaos)
-        .add(TakesUnserializable)
+        .add(TakesPicky)
+        .add(ReturnsPicky)
         .add(Noisy)
         .add(Poisoned)
         .add(SharedSum)

@@ -140,11 +140,31 @@ impl<T: Task> ErasedTask for Typed<T> {
     }
 }
 
-/// Appends the postcard encoding of `value` to `out`.
+/// Appends the postcard encoding of `value` to `out`. On error, `out` keeps what it held
+/// (plus, possibly, part of the failed encoding: callers truncate).
 pub(crate) fn encode_into<V: Serialize + ?Sized>(value: &V, out: &mut Vec<u8>) -> Result<(), postcard::Error> {
-    let buf = std::mem::take(out);
-    *out = postcard::to_extend(value, buf)?;
-    Ok(())
+    postcard::serialize_with_flavor(value, AppendTo(out))
+}
+
+/// A postcard output that appends to a borrowed vector.
+struct AppendTo<'a>(&'a mut Vec<u8>);
+
+impl postcard::ser_flavors::Flavor for AppendTo<'_> {
+    type Output = ();
+
+    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
+        self.0.push(byte);
+        Ok(())
+    }
+
+    fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<()> {
+        Ok(())
+    }
 }
 
 /// An error and its sources, joined by ": " (sources already quoted by the error are skipped).
