@@ -35,16 +35,27 @@ pub fn backends() -> Vec<(BackendKind, Result<Arc<dyn Backend>>)> {
 /// The devices open in this process, held weakly so that dropping the last handle closes one.
 type OpenDevices = HashMap<(BackendKind, usize), Weak<dyn DeviceBackend>>;
 
+fn open_devices() -> &'static Mutex<OpenDevices> {
+    static OPEN: OnceLock<Mutex<OpenDevices>> = OnceLock::new();
+    OPEN.get_or_init(Default::default)
+}
+
 /// Opens `kind:ordinal`, reusing the device if it is already open in this process (one
 /// context per device per process, whoever asks).
 pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn DeviceBackend>> {
-    static OPEN: OnceLock<Mutex<OpenDevices>> = OnceLock::new();
     let backend = backend(kind)?;
-    let mut open = OPEN.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    let mut open = open_devices().lock().unwrap_or_else(|p| p.into_inner());
     if let Some(dev) = open.get(&(kind, ordinal)).and_then(Weak::upgrade) {
         return Ok(dev);
     }
     let dev = backend.open(ordinal)?;
     open.insert((kind, ordinal), Arc::downgrade(&dev));
     Ok(dev)
+}
+
+/// Stops reusing the open `kind:ordinal`: the next [`open`] makes a new context, even while
+/// handles to the old one live on. The worker pool calls this when a device reports a sticky
+/// fault (its context is poisoned).
+pub fn forget(kind: BackendKind, ordinal: usize) {
+    open_devices().lock().unwrap_or_else(|p| p.into_inner()).remove(&(kind, ordinal));
 }

@@ -371,3 +371,17 @@ pub fn mismatched_task_types_are_refused() {
         other => panic!("expected WorkerStart, got {other:?}"),
     }
 }
+
+pub fn sticky_fault_gets_a_fresh_context_in_thread_mode() {
+    let pool = builder(Thread).workers_per_device(2).build().unwrap();
+    let before: HashSet<usize> = pool.map::<WhereAmI>(vec![(); 20]).into_iter().map(|r| r.unwrap().context).collect();
+    assert_eq!(before.len(), 1, "the workers of one device share its context");
+    let faulted = pool.submit::<Poisoned>(()).wait().unwrap_err().worker.expect("a worker ran it");
+    // The other worker still holds the old context; the replacement must not get it back.
+    let fresh = (0..400).find_map(|_| {
+        let w = pool.submit::<WhereAmI>(()).wait().unwrap();
+        (w.worker == faulted).then_some(w.context)
+    });
+    let fresh = fresh.expect("the replaced worker took a task");
+    assert!(!before.contains(&fresh), "the replaced worker opened a new context");
+}

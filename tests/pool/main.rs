@@ -89,6 +89,7 @@ fn cases_list() -> Vec<Case> {
         &both!(serialization),
         &one!("process", task_printing_does_not_corrupt_the_channel),
         &both!(sticky_device_fault_replaces_the_worker),
+        &one!("thread", sticky_fault_gets_a_fresh_context_in_thread_mode),
         &both!(shared_data_and_init),
         &both!(drop_shuts_down_within_a_second),
         &both!(callback_runs_off_the_caller_thread),

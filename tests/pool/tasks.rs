@@ -97,6 +97,8 @@ pub struct Where {
     pub index: u64,
     pub attempt: u32,
     pub in_process: bool,
+    /// Identity of the device context within its process.
+    pub context: usize,
 }
 
 /// Reports where it ran.
@@ -113,6 +115,7 @@ impl Task for WhereAmI {
             index: ctx.task_index(),
             attempt: ctx.attempt(),
             in_process: ctx.in_process_worker(),
+            context: std::sync::Arc::as_ptr(ctx.device().backend()) as *const () as usize,
         })
     }
 }

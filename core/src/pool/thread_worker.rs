@@ -158,9 +158,12 @@ fn run(inner: Arc<Inner>, slot: Arc<Slot>, gen: u64) {
         slot.current.lock().unwrap_or_else(|p| p.into_inner()).take();
         served += ctl.len as u64;
         if retire || inner.cfg.max_tasks.is_some_and(|max| served >= max) {
-            // Let go of the device first, so the fresh worker opens a new context rather
-            // than this one (it is poisoned after a sticky fault).
+            // After a sticky fault the context is poisoned: the fresh worker must open a new
+            // one, not get this one back from the registry (other workers may still hold it).
             drop(ctx);
+            if retire {
+                crate::registry::forget(slot.kind, slot.ordinal);
+            }
             replace(&inner, &slot, gen);
             return;
         }
