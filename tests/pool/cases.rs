@@ -374,7 +374,20 @@ pub fn mismatched_task_types_are_refused() {
 
 pub fn sticky_fault_gets_a_fresh_context_in_thread_mode() {
     let pool = builder(Thread).workers_per_device(2).build().unwrap();
-    let before: HashSet<usize> = pool.map::<WhereAmI>(vec![(); 20]).into_iter().map(|r| r.unwrap().context).collect();
+    // Both workers must hold the context before the fault (else, freed, its address could
+    // come back for the new one): run tasks until both have run one.
+    let (mut before, mut workers) = (HashSet::new(), HashSet::new());
+    for _ in 0..100 {
+        for w in pool.map::<WhereAmI>(vec![(); 8]).into_iter().map(Result::unwrap) {
+            before.insert(w.context);
+            workers.insert(w.worker);
+        }
+        if workers.len() == 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(workers.len(), 2, "both workers ran tasks");
     assert_eq!(before.len(), 1, "the workers of one device share its context");
     let faulted = pool.submit::<Poisoned>(()).wait().unwrap_err().worker.expect("a worker ran it");
     // The other worker still holds the old context; the replacement must not get it back.
@@ -384,4 +397,23 @@ pub fn sticky_fault_gets_a_fresh_context_in_thread_mode() {
     });
     let fresh = fresh.expect("the replaced worker took a task");
     assert!(!before.contains(&fresh), "the replaced worker opened a new context");
+}
+
+pub fn many_threads_submit_at_once(mode: WorkerMode) {
+    let pool = builder(mode).workers_per_device(2).build().unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let pool = &pool;
+            s.spawn(move || {
+                let handles: Vec<_> = (0..200).map(|i| (i, pool.submit::<Echo>(t * 1000 + i))).collect();
+                for (i, h) in handles {
+                    assert_eq!(h.wait().unwrap(), t * 1000 + i);
+                }
+                let mapped = pool.map::<Echo>((0..300).map(|i| t * 1000 + i));
+                assert!(mapped.into_iter().enumerate().all(|(i, r)| r.unwrap() == t * 1000 + i as u64));
+            });
+        }
+    });
+    let tasks: u64 = pool.workers().iter().map(|w| w.tasks).sum();
+    assert_eq!(tasks, 4 * (200 + 300));
 }

@@ -78,6 +78,7 @@ fn cases_list() -> Vec<Case> {
     }
     [
         both!(results_in_order).as_slice(),
+        &both!(many_threads_submit_at_once),
         &both!(task_error),
         &both!(panic_is_reported),
         &both!(timeout),
