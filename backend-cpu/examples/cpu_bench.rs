@@ -14,10 +14,11 @@ extern crate polycompute_cpu;
 use polycompute_core::{map, Device, DeviceArray};
 use rayon::prelude::*;
 use std::hint::black_box;
+use std::time::Instant;
 use timing::median_secs;
 
-/// Rounds of (ours, baseline) pairs; the reported figure is the median over rounds.
-const ROUNDS: usize = 5;
+/// Timed (ours, baseline) pairs; the reported figures are medians.
+const ROUNDS: usize = 21;
 
 fn main() -> polycompute_core::Result<()> {
     let only: Vec<String> = std::env::args().skip(1).collect();
@@ -36,7 +37,20 @@ fn main() -> polycompute_core::Result<()> {
     if want("axpy") {
         assert_eq!(axpy().to_vec()?, base_axpy());
         let bytes = 3.0 * 4.0 * n as f64;
-        report("map_axpy_f32 (GB/s)", bytes, || drop(axpy()), || drop(base_axpy()));
+        report("map_axpy_f32 (GB/s)", bytes, axpy, base_axpy);
+        // The same loop over a zeroed output in chunks of 2^16 (as `polycompute bench`).
+        let base_chunks = || {
+            let mut out = vec![0f32; n];
+            out.par_chunks_mut(1 << 16).zip(xs.par_chunks(1 << 16)).zip(ys.par_chunks(1 << 16)).for_each(
+                |((o, x), y)| {
+                    for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
+                        *o = a * x + y;
+                    }
+                },
+            );
+            out
+        };
+        report("map_axpy_f32 vs chunked baseline (GB/s)", bytes, axpy, base_chunks);
     }
 
     let sum = || x.sum(None).unwrap().to_scalar().unwrap();
@@ -50,26 +64,8 @@ fn main() -> polycompute_core::Result<()> {
             (sum() as f64 - exact).abs() / exact,
             (base_sum() as f64 - exact).abs() / exact
         );
-        report(
-            "sum_f32 (GB/s)",
-            4.0 * n as f64,
-            || {
-                black_box(sum());
-            },
-            || {
-                black_box(base_sum());
-            },
-        );
-        report(
-            "sum_f32 vs 16-lane baseline (GB/s)",
-            4.0 * n as f64,
-            || {
-                black_box(sum());
-            },
-            || {
-                black_box(lanes_sum());
-            },
-        );
+        report("sum_f32 (GB/s)", 4.0 * n as f64, sum, base_sum);
+        report("sum_f32 vs 16-lane baseline (GB/s)", 4.0 * n as f64, sum, lanes_sum);
     }
 
     let m2 = x.reshape(&[4096, 4096])?;
@@ -91,12 +87,12 @@ fn main() -> polycompute_core::Result<()> {
     }
 
     if want("uniform") {
-        let uniform = || drop(d.uniform::<f32>(7, &[n]).unwrap());
+        let uniform = || d.uniform::<f32>(7, &[n]).unwrap();
         // Write bandwidth into a fresh vector: the bound of any fill.
         let base_fill = || {
             let mut v = vec![0f32; n];
             v.par_chunks_mut(1 << 16).for_each(|c| c.fill(0.5));
-            drop(black_box(v));
+            v
         };
         report("uniform_f32 fill vs constant-fill baseline (GB/s)", 4.0 * n as f64, uniform, base_fill);
     }
@@ -122,13 +118,30 @@ fn lanes_sum_chunk(x: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + blocks.remainder().iter().sum::<f32>()
 }
 
-/// Prints throughput of `ours` and `base` (`units` per run) and their ratio.
-fn report(name: &str, units: f64, mut ours: impl FnMut(), mut base: impl FnMut()) {
-    let mut o = Vec::new();
-    let mut b = Vec::new();
-    for _ in 0..ROUNDS {
-        o.push(median_secs(7, &mut ours));
-        b.push(median_secs(7, &mut base));
+/// Prints throughput of `ours` and `base` (`units` per run) and their ratio: single runs
+/// alternating between the two, medians; each result is dropped outside the timed region.
+fn report<R, S>(name: &str, units: f64, mut ours: impl FnMut() -> R, mut base: impl FnMut() -> S) {
+    fn once<X>(f: &mut impl FnMut() -> X) -> f64 {
+        let start = Instant::now();
+        let out = black_box(f());
+        let t = start.elapsed().as_secs_f64();
+        drop(out);
+        t
+    }
+    for _ in 0..2 {
+        once(&mut ours);
+        once(&mut base);
+    }
+    let (mut o, mut b) = (Vec::new(), Vec::new());
+    for i in 0..ROUNDS {
+        // Alternate who goes first, so that neither always runs after the other's free.
+        if i % 2 == 0 {
+            o.push(once(&mut ours));
+            b.push(once(&mut base));
+        } else {
+            b.push(once(&mut base));
+            o.push(once(&mut ours));
+        }
     }
     o.sort_by(f64::total_cmp);
     b.sort_by(f64::total_cmp);

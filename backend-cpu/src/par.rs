@@ -10,7 +10,7 @@ pub(crate) const TASK: usize = 1 << 16;
 
 /// Largest task of a streaming pass: each thread then walks long contiguous runs of every
 /// array, which measured a few percent faster than [`TASK`] for `map` on 2^24 elements.
-const MAX_STREAM_TASK: usize = 1 << 18;
+const MAX_STREAM_TASK: usize = 1 << 16;
 
 /// Elements per parallel task of a streaming pass over `len` elements: about four tasks
 /// per thread (to balance the load), between `align` and [`MAX_STREAM_TASK`], a multiple of

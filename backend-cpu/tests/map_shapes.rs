@@ -119,3 +119,52 @@ fn a_large_fused_program_matches_elementwise_evaluation() {
     let want: Vec<f64> = va.iter().map(|&x| if x > 0.0 { x.sqrt() } else { (x * x).tanh() } + 1.0).collect();
     assert_eq!(got.to_vec().unwrap(), want);
 }
+
+#[test]
+fn affine_patterns_fused_into_one_pass_match_two_step_evaluation() {
+    use polycompute_core::BinaryOp::{Add, Mul, Sub};
+    let d = dev();
+    let n = 70_001;
+    let vx: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(7919) % 1000 - 500).collect();
+    let vy: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(104_729) % 777 - 300).collect();
+    let (x, y) = (d.from_slice(&vx, &[n]).unwrap(), d.from_slice(&vy, &[n]).unwrap());
+    let s = d.from_slice(&[-3i32], &[1]).unwrap();
+    let (fx, fy) = (x.cast::<f32>().unwrap(), y.cast::<f32>().unwrap());
+    let ops = [Add, Sub, Mul];
+    let apply = |op, a: i64, b: i64| match op {
+        Add => a + b,
+        Sub => a - b,
+        _ => a * b,
+    };
+    for o1 in ops {
+        for o2 in ops {
+            for (sw1, sw2) in [(false, false), (true, false), (false, true), (true, true)] {
+                // x ∘ 5 (a literal) or s ∘ x (a one-element input), then • y either way round.
+                let build = |a: &[Expr], lit: bool| {
+                    let sv = if lit { Expr::int(5) } else { a[2].clone() };
+                    let inner = if sw1 { sv.binary(o1, a[0].clone()) } else { a[0].clone().binary(o1, sv) };
+                    if sw2 {
+                        a[1].clone().binary(o2, inner)
+                    } else {
+                        inner.binary(o2, a[1].clone())
+                    }
+                };
+                for lit in [true, false] {
+                    let sv: i64 = if lit { 5 } else { -3 };
+                    let got: Vec<i32> = map(&[&x, &y, &s], |a| build(a, lit)).unwrap().to_vec().unwrap();
+                    for k in [0, 1, 4095, 4096, n / 2, n - 1] {
+                        let (xv, yv) = (vx[k] as i64, vy[k] as i64);
+                        let inner = if sw1 { apply(o1, sv, xv) } else { apply(o1, xv, sv) };
+                        let want = if sw2 { apply(o2, yv, inner) } else { apply(o2, inner, yv) };
+                        assert_eq!(got[k] as i64, want, "{o1:?} {o2:?} {sw1} {sw2} lit {lit} at {k}");
+                    }
+                }
+                // The same in f32, exact here (small integers).
+                let sf = d.from_slice(&[-3.0f32], &[1]).unwrap();
+                let got: Vec<f32> = map(&[&fx, &fy, &sf], |a| build(a, false)).unwrap().to_vec().unwrap();
+                let want: Vec<i32> = map(&[&x, &y, &s], |a| build(a, false)).unwrap().to_vec().unwrap();
+                assert!(got.iter().zip(&want).all(|(&g, &w)| g == w as f32), "f32 {o1:?} {o2:?} {sw1} {sw2}");
+            }
+        }
+    }
+}

@@ -1,6 +1,12 @@
 //! The elementwise inner loops: one simple loop over slices per (op, dtype, operand kind),
 //! monomorphised so that LLVM vectorises each of them. An operand is either a slice of the
 //! chunk's length or one value splatted over it (a literal or a one-element input).
+//!
+//! Each loop runs through `pulp`'s run-time dispatch, so it is compiled for AVX2 (and FMA
+//! registers, never contraction: results are the same bits) when the CPU has it, and for
+//! the baseline instruction set otherwise; one dispatch per chunk, not per element.
+
+use pulp::{Simd, WithSimd};
 
 use crate::num::{CastTo, Float, Int, Num};
 
@@ -79,8 +85,8 @@ pub(crate) mod op {
 }
 
 /// `out[i] = O(a[i])`.
-#[inline]
-pub(crate) fn unary<T: Num, O: UnOp<T>>(a: Src<'_, T>, out: &mut [T]) {
+#[inline(always)]
+fn unary_loop<T: Num, O: UnOp<T>>(a: Src<'_, T>, out: &mut [T]) {
     match a {
         Src::Slice(a) => {
             for (o, &x) in out.iter_mut().zip(a) {
@@ -92,8 +98,8 @@ pub(crate) fn unary<T: Num, O: UnOp<T>>(a: Src<'_, T>, out: &mut [T]) {
 }
 
 /// `out[i] = O(a[i], b[i])`.
-#[inline]
-pub(crate) fn binary<T: Num, O: BinOp<T>>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [T]) {
+#[inline(always)]
+fn binary_loop<T: Num, O: BinOp<T>>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [T]) {
     match (a, b) {
         (Src::Slice(a), Src::Slice(b)) => {
             for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
@@ -115,8 +121,8 @@ pub(crate) fn binary<T: Num, O: BinOp<T>>(a: Src<'_, T>, b: Src<'_, T>, out: &mu
 }
 
 /// `out[i] = if c[i] != 0 { a[i] } else { b[i] }`.
-#[inline]
-pub(crate) fn select<C: Num, T: Num>(c: Src<'_, C>, a: Src<'_, T>, b: Src<'_, T>, out: &mut [T]) {
+#[inline(always)]
+fn select_loop<C: Num, T: Num>(c: Src<'_, C>, a: Src<'_, T>, b: Src<'_, T>, out: &mut [T]) {
     let c = match c {
         Src::Splat(c) => return copy(if c.nonzero() { a } else { b }, out),
         Src::Slice(c) => c,
@@ -146,8 +152,8 @@ pub(crate) fn select<C: Num, T: Num>(c: Src<'_, C>, a: Src<'_, T>, b: Src<'_, T>
 }
 
 /// `out[i] = a[i] as T` with the IR's cast rules.
-#[inline]
-pub(crate) fn cast<S: Num + CastTo<T>, T: Num>(a: Src<'_, S>, out: &mut [T]) {
+#[inline(always)]
+fn cast_loop<S: Num + CastTo<T>, T: Num>(a: Src<'_, S>, out: &mut [T]) {
     match a {
         Src::Slice(a) => {
             for (o, &x) in out.iter_mut().zip(a) {
@@ -159,7 +165,7 @@ pub(crate) fn cast<S: Num + CastTo<T>, T: Num>(a: Src<'_, S>, out: &mut [T]) {
 }
 
 /// `out[i] = a[i]`.
-#[inline]
+#[inline(always)]
 pub(crate) fn copy<T: Num>(a: Src<'_, T>, out: &mut [T]) {
     match a {
         Src::Slice(a) => {
@@ -178,4 +184,81 @@ pub(crate) fn index(start: usize, out: &mut [u32]) {
     for (i, o) in out.iter_mut().enumerate() {
         *o = base.wrapping_add(i as u32);
     }
+}
+
+/// A kernel call, run under the best instruction set found at run time.
+struct Kernel<F>(F);
+
+impl<F: FnOnce()> WithSimd for Kernel<F> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _simd: S) {
+        (self.0)()
+    }
+}
+
+/// Runs `f` under run-time dispatch. `f` must be a closure whose body is made of
+/// `#[inline(always)]` calls, so that it is compiled inside the dispatched function.
+#[inline(always)]
+fn dispatch(f: impl FnOnce()) {
+    pulp::Arch::new().dispatch(Kernel(f));
+}
+
+/// `out[i] = O(a[i])`.
+pub(crate) fn unary<T: Num, O: UnOp<T>>(a: Src<'_, T>, out: &mut [T]) {
+    dispatch(
+        #[inline(always)]
+        || unary_loop::<T, O>(a, out),
+    );
+}
+
+/// `out[i] = O(a[i], b[i])`.
+pub(crate) fn binary<T: Num, O: BinOp<T>>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [T]) {
+    dispatch(
+        #[inline(always)]
+        || binary_loop::<T, O>(a, b, out),
+    );
+}
+
+/// `out[i] = if c[i] != 0 { a[i] } else { b[i] }`.
+pub(crate) fn select<C: Num, T: Num>(c: Src<'_, C>, a: Src<'_, T>, b: Src<'_, T>, out: &mut [T]) {
+    dispatch(
+        #[inline(always)]
+        || select_loop::<C, T>(c, a, b, out),
+    );
+}
+
+/// `out[i] = a[i] as T` with the IR's cast rules.
+pub(crate) fn cast<S: Num + CastTo<T>, T: Num>(a: Src<'_, S>, out: &mut [T]) {
+    dispatch(
+        #[inline(always)]
+        || cast_loop::<S, T>(a, out),
+    );
+}
+
+/// `out[i] = O2(O1(x[i], s), y[i])`, operands of either op swapped as asked.
+#[inline(always)]
+fn fused_loop<T: Num, O1: BinOp<T>, O2: BinOp<T>>(x: &[T], s: T, y: &[T], out: &mut [T], sw1: bool, sw2: bool) {
+    let it = out.iter_mut().zip(x).zip(y);
+    match (sw1, sw2) {
+        (false, false) => it.for_each(|((o, &x), &y)| *o = O2::f(O1::f(x, s), y)),
+        (true, false) => it.for_each(|((o, &x), &y)| *o = O2::f(O1::f(s, x), y)),
+        (false, true) => it.for_each(|((o, &x), &y)| *o = O2::f(y, O1::f(x, s))),
+        (true, true) => it.for_each(|((o, &x), &y)| *o = O2::f(y, O1::f(s, x))),
+    }
+}
+
+/// `out[i] = O2(O1(x[i], s), y[i])` in one pass (see `fuse.rs`).
+pub(crate) fn fused<T: Num, O1: BinOp<T>, O2: BinOp<T>>(
+    x: &[T],
+    s: T,
+    y: &[T],
+    out: &mut [T],
+    inner_swapped: bool,
+    outer_swapped: bool,
+) {
+    dispatch(
+        #[inline(always)]
+        || fused_loop::<T, O1, O2>(x, s, y, out, inner_swapped, outer_swapped),
+    );
 }

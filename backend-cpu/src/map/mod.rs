@@ -4,6 +4,7 @@
 //! per chunk and every inner loop is a plain loop over slices. Chunks run in parallel when
 //! the array is big enough. Prepared plans are cached per (program, shapes).
 
+mod fuse;
 mod gather;
 mod kernels;
 mod lane;

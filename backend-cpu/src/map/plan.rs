@@ -6,6 +6,7 @@
 use polycompute_core::expr::{Inst, InstOp};
 use polycompute_core::{BinaryOp, DType, Error, HostSlice, HostVec, Program, Result, Scalar, Shape, UnaryOp};
 
+use super::fuse;
 use super::gather::{Access, Gather};
 use super::kernels::{self, op, BinOp, Src, UnOp};
 use super::lane::{scratch_dest, DestMut, Lane};
@@ -30,7 +31,7 @@ enum Loc {
 }
 
 /// A typed kernel over one chunk, reading earlier instructions through the context.
-type Step = Box<dyn Fn(&Ctx<'_>, DestMut<'_>) + Send + Sync>;
+pub(crate) type Step = Box<dyn Fn(&Ctx<'_>, DestMut<'_>) + Send + Sync>;
 
 /// A program ready to run over any inputs of the shapes it was prepared for.
 pub(crate) struct Plan {
@@ -60,7 +61,7 @@ pub(crate) struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     /// Instruction `j`'s value over the chunk, as an operand.
     #[inline]
-    fn src<T: Lane>(&self, j: usize) -> Src<'a, T> {
+    pub(crate) fn src<T: Lane>(&self, j: usize) -> Src<'a, T> {
         let typed = |s: HostSlice<'a>| match T::of_slice(s) {
             Some(v) => v,
             None => unreachable!("plan typing: {:?} read as {}", s.dtype(), T::DTYPE),
@@ -85,7 +86,7 @@ impl<'a> Ctx<'a> {
 
 /// The typed slice of a destination (the plan's typing makes the dtype right).
 #[inline]
-fn dest<T: Lane>(d: DestMut<'_>) -> &mut [T] {
+pub(crate) fn dest<T: Lane>(d: DestMut<'_>) -> &mut [T] {
     match T::dest(d) {
         Some(d) => d,
         None => unreachable!("plan typing: destination is not {}", T::DTYPE),
@@ -100,6 +101,7 @@ impl Plan {
         let mut scratch = vec![None; program.insts.len()];
         let out = program.insts.len().checked_sub(1).ok_or_else(|| Error::InvalidExpr("empty program".into()))?;
         let mut out_step = None;
+        let uses = use_counts(program);
         for (i, inst) in program.insts.iter().enumerate() {
             let (loc, step) = match inst.op {
                 InstOp::Arg(a) => {
@@ -130,7 +132,19 @@ impl Plan {
                     let step = compute_step(program, *inst)?;
                     match fold(&locs, *inst, &step) {
                         Some(lit) => (Loc::Lit(lit), None),
-                        None => (Loc::Scratch, Some(step)),
+                        None => {
+                            let is_array = |k: usize| matches!(locs[k], Loc::Input(_) | Loc::Scratch);
+                            let is_value = |k: usize| matches!(locs[k], Loc::Splat(_) | Loc::Lit(_));
+                            match fuse::find(program, i, &uses, is_array, is_value) {
+                                Some(pair) => {
+                                    // The inner instruction's only reader computes it itself.
+                                    steps.retain(|(k, _)| *k != pair.inner);
+                                    scratch[pair.inner] = None;
+                                    (Loc::Scratch, Some(fuse::step(pair, inst.dtype)))
+                                }
+                                None => (Loc::Scratch, Some(step)),
+                            }
+                        }
                     }
                 }
             };
@@ -179,6 +193,25 @@ impl Plan {
         let ctx = Ctx { locs: &self.locs, inputs, start, n, done: scratch };
         (self.out_step)(&ctx, out);
     }
+}
+
+/// How many instructions read each instruction.
+fn use_counts(program: &Program) -> Vec<usize> {
+    let mut uses = vec![0; program.insts.len()];
+    for inst in &program.insts {
+        let ops: &[usize] = match &inst.op {
+            InstOp::Unary(_, a) | InstOp::Cast(a) => &[*a],
+            InstOp::Binary(_, a, b) => &[*a, *b],
+            InstOp::Select(c, a, b) => &[*c, *a, *b],
+            _ => &[],
+        };
+        for &j in ops {
+            if let Some(u) = uses.get_mut(j) {
+                *u += 1;
+            }
+        }
+    }
+    uses
 }
 
 /// Operands must come before the instruction (the program's invariant; checked so that a
