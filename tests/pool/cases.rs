@@ -391,8 +391,14 @@ pub fn sticky_fault_gets_a_fresh_context_in_thread_mode() {
     assert_eq!(before.len(), 1, "the workers of one device share its context");
     let faulted = pool.submit::<Poisoned>(()).wait().unwrap_err().worker.expect("a worker ran it");
     // The other worker still holds the old context; the replacement must not get it back.
-    let fresh = (0..400).find_map(|_| {
+    // Bounded by time, not tries: on a loaded machine the replacement thread may need tens
+    // of milliseconds to start, while the idle worker answers each probe in microseconds.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let fresh = std::iter::from_fn(|| (std::time::Instant::now() < deadline).then_some(())).find_map(|_| {
         let w = pool.submit::<WhereAmI>(()).wait().unwrap();
+        if w.worker != faulted {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         (w.worker == faulted).then_some(w.context)
     });
     let fresh = fresh.expect("the replaced worker took a task");
