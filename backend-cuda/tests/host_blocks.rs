@@ -11,22 +11,25 @@ use std::process::Command;
 use polycompute_core::{philox, DType, ReduceKind, Shape};
 use polycompute_cuda::codegen::{layout, matmul, reduce, Kernel};
 
-const SHIM: &str = r#"
+#[macro_use]
+mod common;
+use common::compiler;
+
+const SHIM: &str = cuda_host_shim!(
+    r#"
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <pthread.h>
 #include <vector>
-#define __device__
-#define __global__
+"#,
+    r#"
 #define __shared__ static
-#define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __align__(n) __attribute__((aligned(n)))
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(16) double2 { double x, y; };
-struct pc_dim3 { unsigned x, y, z; };
 static thread_local pc_dim3 threadIdx;
 static pc_dim3 blockIdx, blockDim, gridDim;
 static pthread_barrier_t pc_barrier;
@@ -43,17 +46,6 @@ template <class T> static T __shfl_down_sync(unsigned, T v, int d) {
   pthread_barrier_wait(&pc_warp_barrier[w]);
   return r;
 }
-static inline double __ll2double_rn(long long x) { return (double)x; }
-static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
-static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
-static inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
-static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
-static inline long long __double_as_longlong(double x) { long long i; memcpy(&i, &x, 8); return i; }
-static inline float __double2float_rn(double x) { return (float)x; }
-static inline float __int2float_rn(int x) { return (float)x; }
-static inline float __uint2float_rn(unsigned x) { return (float)x; }
-static inline double __int2double_rn(int x) { return (double)x; }
-static inline double __uint2double_rn(unsigned x) { return (double)x; }
 using std::fma;
 struct pc_thread { pc_dim3 idx; void (*body)(void *); void *arg; };
 static void *pc_thread_main(void *p) {
@@ -78,20 +70,8 @@ static void pc_launch(pc_dim3 grid, pc_dim3 block, void (*body)(void *), void *a
     for (unsigned w = 0; w < (n + 31) / 32; ++w) pthread_barrier_destroy(&pc_warp_barrier[w]);
   }
 }
-static void *pc_read(const char *path) {
-  FILE *f = fopen(path, "rb"); if (!f) { perror(path); exit(2); }
-  fseek(f, 0, SEEK_END); size_t len = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
-  void *p = malloc(len ? len : 1); if (len && fread(p, 1, len, f) != len) exit(3); fclose(f); return p;
-}
-static void pc_write(const char *path, const void *p, size_t len) {
-  FILE *f = fopen(path, "wb"); if (!f || fwrite(p, 1, len, f) != len) exit(4); fclose(f);
-}
-"#;
-
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    Command::new(&cxx).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| cxx)
-}
+"#
+);
 
 struct Harness {
     dir: PathBuf,

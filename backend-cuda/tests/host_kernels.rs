@@ -11,54 +11,18 @@ use std::process::Command;
 use polycompute_core::{philox, BackendKind, DType, Device, Fill, HostVec, Op, ReduceKind, Shape};
 use polycompute_cuda::codegen::{fill, reduce, Kernel};
 
-const SHIM: &str = r#"
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#define __device__
-#define __global__
+#[macro_use]
+mod common;
+use common::{compiler, host_type};
+
+const SHIM: &str = cuda_host_shim!(
+    r#"
 #define __shared__ static
-#define __forceinline__ inline
 #define __syncthreads()
-struct pc_dim3 { unsigned x, y, z; };
 static const pc_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
-static inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
-static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
-static inline long long __double_as_longlong(double x) { long long i; memcpy(&i, &x, 8); return i; }
-static inline float __double2float_rn(double x) { return (float)x; }
-static inline float __int2float_rn(int x) { return (float)x; }
-static inline float __uint2float_rn(unsigned x) { return (float)x; }
-static inline double __int2double_rn(int x) { return (double)x; }
-static inline double __uint2double_rn(unsigned x) { return (double)x; }
-static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
-static inline double __ll2double_rn(long long x) { return (double)x; }
-static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
 template <class T> static inline T __shfl_down_sync(unsigned, T v, int) { return v; }
-static void *pc_read(const char *path) {
-  FILE *f = fopen(path, "rb"); if (!f) { perror(path); exit(2); }
-  fseek(f, 0, SEEK_END); size_t len = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
-  void *p = malloc(len ? len : 1); if (len && fread(p, 1, len, f) != len) exit(3); fclose(f); return p;
-}
-static void pc_write(const char *path, const void *p, size_t len) {
-  FILE *f = fopen(path, "wb"); if (!f || fwrite(p, 1, len, f) != len) exit(4); fclose(f);
-}
-"#;
-
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    Command::new(&cxx).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| cxx)
-}
-
-fn host_type(d: DType) -> &'static str {
-    match d {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::I32 => "int",
-        DType::U32 => "unsigned",
-    }
-}
+"#
+);
 
 /// A translation unit of kernels (each in its own namespace) and a main that runs them.
 struct Harness {

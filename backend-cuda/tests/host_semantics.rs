@@ -11,36 +11,15 @@ use std::sync::Arc;
 use polycompute_core::{BackendKind, BinaryOp, DType, Device, Expr, HostVec, Op, Program, Shape, UnaryOp};
 use polycompute_cuda::codegen::map;
 
-const SHIM: &str = r#"
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#define __device__
-#define __global__
-#define __forceinline__ inline
-struct pc_dim3 { unsigned x, y, z; };
+#[macro_use]
+mod common;
+use common::{compiler, host_type};
+
+const SHIM: &str = cuda_host_shim!(
+    r#"
 static const pc_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
-static inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
-static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
-static inline long long __double_as_longlong(double x) { long long i; memcpy(&i, &x, 8); return i; }
-static inline float __double2float_rn(double x) { return (float)x; }
-static inline float __int2float_rn(int x) { return (float)x; }
-static inline float __uint2float_rn(unsigned x) { return (float)x; }
-static inline double __int2double_rn(int x) { return (double)x; }
-static inline double __uint2double_rn(unsigned x) { return (double)x; }
-static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
-static inline double __ll2double_rn(long long x) { return (double)x; }
-static void *pc_read(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb"); if (!f) { perror(path); exit(2); }
-  fseek(f, 0, SEEK_END); *len = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
-  void *p = malloc(*len ? *len : 1); if (*len && fread(p, 1, *len, f) != *len) exit(3); fclose(f); return p;
-}
-static void pc_write(const char *path, const void *p, size_t len) {
-  FILE *f = fopen(path, "wb"); if (!f || fwrite(p, 1, len, f) != len) exit(4); fclose(f);
-}
-"#;
+"#
+);
 
 fn values(dt: DType) -> HostVec {
     match dt {
@@ -204,21 +183,6 @@ fn ulps(a: f64, b: f64, dt: DType) -> f64 {
     (a - b).abs() / scale
 }
 
-/// The C type of a dtype outside the kernels' namespaces (where the prelude's typedefs live).
-fn host_type(d: DType) -> &'static str {
-    match d {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::I32 => "int",
-        DType::U32 => "unsigned",
-    }
-}
-
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    Command::new(&cxx).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| cxx)
-}
-
 #[test]
 fn generated_map_kernels_agree_with_the_cpu_backend() {
     // Referencing the crates links them (and registers both backends).
@@ -233,7 +197,7 @@ fn generated_map_kernels_agree_with_the_cpu_backend() {
     std::fs::create_dir_all(&dir).unwrap();
     let cases = cases();
     let mut src = String::from(SHIM);
-    let mut main = String::from("int main() {\n  size_t len;\n");
+    let mut main = String::from("int main() {\n");
     for (i, c) in cases.iter().enumerate() {
         let n = c.inputs[0].len();
         let shape = Shape::new(&[n]).unwrap();
@@ -247,7 +211,7 @@ fn generated_map_kernels_agree_with_the_cpu_backend() {
             std::fs::write(dir.join(format!("in_{i}_{k}.bin")), bytes(input)).unwrap();
             let t = host_type(input.dtype());
             main.push_str(&format!(
-                "    const {t} *in{k} = (const {t} *)pc_read(\"{}\", &len);\n",
+                "    const {t} *in{k} = (const {t} *)pc_read(\"{}\");\n",
                 dir.join(format!("in_{i}_{k}.bin")).display()
             ));
             args.push_str(&format!("in{k}, "));
