@@ -163,6 +163,28 @@ pub enum Error {
         /// Whether the context is unusable from now on.
         sticky: bool,
     },
+    /// A shared array's segment that cannot be created, found or trusted: a missing file (its
+    /// creator dropped it or died), a handle of another process, a size or dtype that
+    /// disagrees with the handle.
+    #[error("shared array {segment}: {why}")]
+    SharedMemory {
+        /// The segment's name.
+        segment: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A range past the end of an array (or with its start after its end).
+    #[error("{op}: range {start}..{end} is out of bounds for length {len}")]
+    OutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// The range's start.
+        start: usize,
+        /// The range's end.
+        end: usize,
+        /// The length of the indexed axis.
+        len: usize,
+    },
     /// A worker pool that cannot be built or started (what to change is in the message).
     #[error("worker pool: {0}")]
     Pool(String),

@@ -16,6 +16,7 @@ pub mod platform;
 pub mod pool;
 pub mod registry;
 pub mod shape;
+pub mod shared;
 
 pub use array::{map, DeviceArray};
 pub use backend::{Backend, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo};
@@ -27,6 +28,7 @@ pub use op::{Fill, Op, ReduceKind};
 pub use platform::{probe, Probe, WorkerMode, WorkerPlan};
 pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext};
 pub use shape::Shape;
+pub use shared::{SharedArray, SharedHandle};
 
 #[doc(hidden)]
 pub use linkme;

@@ -421,3 +421,44 @@ pub(crate) mod process {
         }
     }
 }
+
+/// The OS-specific part of [`crate::shared`]: where segments live and whether their creator
+/// still runs.
+pub(crate) mod shm {
+    use std::path::PathBuf;
+
+    /// A RAM-backed directory for shared-array segments: `/dev/shm` on Linux (tmpfs), the
+    /// temporary directory elsewhere (the page cache keeps a mapped file's pages in memory).
+    pub(crate) fn dir() -> PathBuf {
+        cfg_if::cfg_if! {
+            if #[cfg(target_os = "linux")] {
+                let shm = PathBuf::from("/dev/shm");
+                if shm.is_dir() {
+                    return shm;
+                }
+                std::env::temp_dir()
+            } else {
+                std::env::temp_dir()
+            }
+        }
+    }
+
+    /// Whether process `pid` may still run. Where this cannot be told, `true`: a leftover is
+    /// then kept rather than a live process's segment removed.
+    pub(crate) fn alive(pid: u32) -> bool {
+        cfg_if::cfg_if! {
+            if #[cfg(unix)] {
+                let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+                if pid <= 0 {
+                    return false;
+                }
+                // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+                let r = unsafe { libc::kill(pid, 0) };
+                r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+            } else {
+                let _ = pid;
+                true
+            }
+        }
+    }
+}

@@ -17,6 +17,7 @@ fn pool_tests_need_harness_false() {
 mod cases;
 mod logged;
 mod scenario;
+mod shared_cases;
 mod support;
 mod tasks;
 #[cfg(unix)]
@@ -36,6 +37,9 @@ fn main() -> std::process::ExitCode {
         }
     }));
     polycompute::worker_main(&tasks::worker_tasks());
+    if let Ok(which) = std::env::var(shared_cases::ENV) {
+        return shared_cases::scenario(&which);
+    }
     if let Ok(which) = std::env::var(scenario::ENV) {
         return scenario::run(&which);
     }
@@ -104,8 +108,31 @@ fn cases_list() -> Vec<Case> {
             ("thread::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Thread)),
             ("process::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Process)),
         ],
+        &shared_cases(),
         #[cfg(unix)]
         &unix_cases(),
+    ]
+    .concat()
+}
+
+/// Shared arrays: in both modes, then the cleanup cases.
+fn shared_cases() -> Vec<Case> {
+    macro_rules! both {
+        ($f:ident) => {
+            [
+                (concat!("thread::shared::", stringify!($f)), (|| shared_cases::$f(Thread)) as fn()),
+                (concat!("process::shared::", stringify!($f)), (|| shared_cases::$f(Process)) as fn()),
+            ]
+        };
+    }
+    [
+        both!(workers_read_a_shared_input).as_slice(),
+        &both!(workers_write_disjoint_rows),
+        &both!(bad_handles),
+        &[("pool::shared::upload_shared", shared_cases::upload_shared as fn())],
+        &[("pool::shared::cleanup_after_exit", shared_cases::cleanup_after_exit as fn())],
+        #[cfg(unix)]
+        &[("process::shared::cleanup_after_parent_sigkill", shared_cases::cleanup_after_parent_sigkill as fn())],
     ]
     .concat()
 }

@@ -302,6 +302,9 @@ pub fn worker_tasks() -> Tasks {
         .add(Poisoned)
         .add(SharedSum)
         .add(Inits)
+        .add(crate::shared_cases::ShmSum)
+        .add(crate::shared_cases::ShmDouble)
+        .add(crate::shared_cases::ShmAttach)
 }
 
 /// What the pools are built with: one task more than the workers know.

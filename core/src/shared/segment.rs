@@ -1,0 +1,225 @@
+//! A segment: one memory-mapped file in a RAM-backed directory, with a small header that
+//! names its creator and its element type.
+//!
+//! File layout: a 64-byte header (magic, token, dtype, data length), then the data, so the
+//! data starts 64-byte aligned (the mapping itself is page aligned).
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use memmap2::{MmapOptions, MmapRaw};
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::platform::shm;
+
+/// Every segment file's name starts with this, then `{pid}-{token}-{n}`.
+pub(crate) const PREFIX: &str = "polycompute-shm-";
+/// Bytes before the data.
+pub(crate) const HEADER: usize = 64;
+const MAGIC: &[u8; 8] = b"PCSHARR1";
+
+/// One mapped segment. The process that created it removes its file when the last
+/// [`Segment`] reference there is dropped; attached ones (other processes) only unmap.
+pub(crate) struct Segment {
+    pub(crate) name: String,
+    path: PathBuf,
+    map: MmapRaw,
+    pub(crate) data_bytes: usize,
+    pub(crate) dtype: DType,
+    pub(crate) pid: u32,
+    pub(crate) token: u64,
+    owner: bool,
+}
+
+/// This process's token: random, fixed for the process's life, part of every name it makes.
+pub(crate) fn process_token() -> u64 {
+    static TOKEN: OnceLock<u64> = OnceLock::new();
+    *TOKEN.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        h.finish()
+    })
+}
+
+/// The segments this process holds, by name, so that a handle coming back (a task's output
+/// naming the parent's own segment) reuses the mapping and the ownership.
+fn registry() -> &'static Mutex<HashMap<String, Weak<Segment>>> {
+    static REG: OnceLock<Mutex<HashMap<String, Weak<Segment>>>> = OnceLock::new();
+    REG.get_or_init(Default::default)
+}
+
+fn dtype_code(d: DType) -> u32 {
+    DType::ALL.iter().position(|&x| x == d).map_or(u32::MAX, |i| i as u32)
+}
+
+fn err(segment: &str, why: impl Into<String>) -> Error {
+    Error::SharedMemory { segment: segment.to_string(), why: why.into() }
+}
+
+/// Whether `name` is a segment name this module makes (never a path: no separators).
+fn valid_name(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(PREFIX)?;
+    if !rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+        return None;
+    }
+    rest.split('-').next()?.parse().ok()
+}
+
+impl Segment {
+    /// Creates a zero-filled segment of `data_bytes` bytes holding `dtype` elements.
+    pub(crate) fn create(dtype: DType, data_bytes: usize) -> Result<Arc<Segment>> {
+        remove_leftovers();
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let (pid, token) = (std::process::id(), process_token());
+        let name = format!("{PREFIX}{pid}-{token:016x}-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let path = shm::dir().join(&name);
+        let total = data_bytes
+            .checked_add(HEADER)
+            .ok_or_else(|| Error::TooLarge(format!("a shared array of {data_bytes} bytes")))?;
+        let io = |what: &str, e: std::io::Error| err(&name, format!("{what} {}: {e}", path.display()));
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| io("cannot create", e))?;
+        let made = (|| {
+            file.set_len(total as u64)?;
+            let mut header = [0u8; HEADER];
+            header[..8].copy_from_slice(MAGIC);
+            header[8..16].copy_from_slice(&token.to_le_bytes());
+            header[16..20].copy_from_slice(&dtype_code(dtype).to_le_bytes());
+            header[24..32].copy_from_slice(&(data_bytes as u64).to_le_bytes());
+            file.write_all(&header)?;
+            MmapOptions::new().map_raw(&file)
+        })();
+        let map = match made {
+            Ok(map) => map,
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                return Err(io("cannot size or map", e));
+            }
+        };
+        let seg = Arc::new(Segment { name: name.clone(), path, map, data_bytes, dtype, pid, token, owner: true });
+        registry().lock().unwrap_or_else(|p| p.into_inner()).insert(name, Arc::downgrade(&seg));
+        Ok(seg)
+    }
+
+    /// Maps the segment `name` made by process `pid` with `token`; checks that it holds
+    /// `dtype` elements. In its creator (or where it is already mapped) the existing mapping
+    /// is reused.
+    pub(crate) fn attach(name: &str, pid: u32, token: u64, dtype: DType) -> Result<Arc<Segment>> {
+        if valid_name(name) != Some(pid) {
+            return Err(err(name, format!("not a shared-array segment name of process {pid}")));
+        }
+        let existing = registry().lock().unwrap_or_else(|p| p.into_inner()).get(name).and_then(Weak::upgrade);
+        let seg = match existing {
+            Some(seg) => seg,
+            None => {
+                let seg = Arc::new(Segment::open(name, pid)?);
+                registry().lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), Arc::downgrade(&seg));
+                seg
+            }
+        };
+        if seg.token != token {
+            return Err(err(name, "the handle's token is not the segment's: a handle of another process or pool"));
+        }
+        if seg.dtype != dtype {
+            return Err(Error::DTypeMismatch {
+                context: format!("shared array {name}"),
+                expected: dtype,
+                found: seg.dtype,
+            });
+        }
+        Ok(seg)
+    }
+
+    fn open(name: &str, pid: u32) -> Result<Segment> {
+        let path = shm::dir().join(name);
+        let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let why = if shm::alive(pid) {
+                    "it no longer exists (was every handle in the creating process dropped before the task ran?)"
+                        .to_string()
+                } else {
+                    format!("it no longer exists: the process {pid} that created it is gone")
+                };
+                return Err(err(name, why));
+            }
+            Err(e) => return Err(err(name, format!("cannot open {}: {e}", path.display()))),
+        };
+        let len = file.metadata().map_err(|e| err(name, e.to_string()))?.len();
+        let mut header = [0u8; HEADER];
+        if len < HEADER as u64 || file.read_exact(&mut header).is_err() || &header[..8] != MAGIC {
+            return Err(err(name, "not a shared-array segment (bad header)"));
+        }
+        let word = |r: std::ops::Range<usize>| header[r].iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+        let token = word(8..16);
+        let dtype =
+            DType::ALL.get(word(16..20) as usize).copied().ok_or_else(|| err(name, "unknown dtype in the header"))?;
+        let data_bytes = word(24..32);
+        if len != data_bytes.saturating_add(HEADER as u64) {
+            return Err(err(
+                name,
+                format!("the file holds {len} bytes, its header says {}", data_bytes + HEADER as u64),
+            ));
+        }
+        let data_bytes = usize::try_from(data_bytes).map_err(|_| err(name, "too large for this process"))?;
+        if !shm::alive(pid) {
+            return Err(err(name, format!("the process {pid} that created it is gone")));
+        }
+        let map = MmapOptions::new().map_raw(&file).map_err(|e| err(name, format!("cannot map: {e}")))?;
+        Ok(Segment { name: name.to_string(), path, map, data_bytes, dtype, pid, token, owner: false })
+    }
+
+    /// The first data byte.
+    pub(crate) fn data_ptr(&self) -> *mut u8 {
+        // The mapping is HEADER + data_bytes long (checked at create and open).
+        self.map.as_mut_ptr().wrapping_add(HEADER)
+    }
+
+    /// Whether this process created the segment (and removes its file).
+    pub(crate) fn owner(&self) -> bool {
+        self.owner
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        let mut reg = registry().lock().unwrap_or_else(|p| p.into_inner());
+        if reg.get(&self.name).is_some_and(|w| w.strong_count() == 0) {
+            reg.remove(&self.name);
+        }
+        drop(reg);
+        if self.owner {
+            if let Err(e) = std::fs::remove_file(&self.path) {
+                tracing::warn!("polycompute: cannot remove shared array segment {}: {e}", self.path.display());
+            }
+        }
+    }
+}
+
+/// Removes the segment files left by processes that no longer run (a parent that crashed or
+/// was SIGKILLed before it could remove its own); returns how many. Runs before every
+/// creation; callable at any time.
+pub fn remove_leftovers() -> usize {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir(shm::dir()) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(valid_name) else { continue };
+        if pid != me && !shm::alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}

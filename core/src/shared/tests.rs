@@ -1,0 +1,103 @@
+use super::*;
+
+fn exists(a: &SharedArray<f32>) -> bool {
+    crate::platform::shm::dir().join(a.segment_name()).exists()
+}
+
+#[test]
+fn create_view_write_and_remove() {
+    let mut a = SharedArray::<f32>::zeros(&[3, 4]).unwrap();
+    assert_eq!((a.shape(), a.len(), a.dtype(), a.is_creator()), (&[3, 4][..], 12, DType::F32, true));
+    assert!(a.as_slice().iter().all(|&x| x == 0.0));
+    for (i, x) in a.view_mut().iter_mut().enumerate() {
+        *x = i as f32;
+    }
+    let b = a.clone();
+    assert_eq!(b.view()[[2, 3]], 11.0);
+    assert!(exists(&a));
+    drop(a);
+    assert!(exists(&b), "a clone keeps the segment");
+    let path = crate::platform::shm::dir().join(b.segment_name());
+    drop(b);
+    assert!(!path.exists(), "the last handle removes the file");
+}
+
+#[test]
+fn from_slice_and_ndarray() {
+    let a = SharedArray::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+    assert_eq!(a.to_ndarray(), ndarray::arr2(&[[1, 2, 3], [4, 5, 6]]).into_dyn());
+    let t = ndarray::arr2(&[[1.0f64, 2.0], [3.0, 4.0]]).reversed_axes();
+    let b = SharedArray::from_ndarray(&t).unwrap();
+    assert_eq!(b.as_slice(), &[1.0, 3.0, 2.0, 4.0]);
+    assert!(matches!(
+        SharedArray::from_slice(&[1u32, 2], &[3]),
+        Err(Error::LengthMismatch { len: 2, expected: 3, .. })
+    ));
+    let e = SharedArray::<f32>::zeros(&[0, 5]).unwrap();
+    assert!(e.is_empty() && e.as_slice().is_empty());
+}
+
+#[test]
+fn rows_share_memory_and_check_range() {
+    let a = SharedArray::from_slice(&(0..12).map(|i| i as f32).collect::<Vec<_>>(), &[4, 3]).unwrap();
+    let mut r = a.rows(1..3).unwrap();
+    assert_eq!(r.shape(), &[2, 3]);
+    assert_eq!(r.as_slice(), &[3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+    r.as_slice_mut()[0] = -1.0;
+    assert_eq!(a.as_slice()[3], -1.0);
+    assert!(matches!(a.rows(3..5), Err(Error::OutOfRange { end: 5, len: 4, .. })));
+    #[allow(clippy::reversed_empty_ranges)]
+    let backwards = a.rows(3..2);
+    assert!(matches!(backwards, Err(Error::OutOfRange { .. })));
+    let scalar = SharedArray::<f32>::zeros(&[]).unwrap();
+    assert!(matches!(scalar.rows(0..1), Err(Error::InvalidShape(_))));
+}
+
+#[test]
+fn handle_round_trip_attaches_the_same_memory() {
+    let a = SharedArray::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let r = a.rows(1..2).unwrap();
+    let bytes = postcard::to_allocvec(&r).unwrap();
+    assert!(bytes.len() < 100, "a handle, not the data: {} bytes", bytes.len());
+    let mut back: SharedArray<f32> = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(back.as_slice(), &[3.0, 4.0]);
+    back.as_slice_mut()[1] = 9.0;
+    assert_eq!(a.as_slice()[3], 9.0);
+    assert!(back.is_creator(), "in the creator the mapping and ownership are reused");
+}
+
+#[test]
+fn bad_handles_are_typed_errors() {
+    let a = SharedArray::<f32>::zeros(&[8]).unwrap();
+    let h = a.handle();
+    let with = |f: &dyn Fn(&mut SharedHandle)| {
+        let mut h = h.clone();
+        f(&mut h);
+        h
+    };
+    let shared_err = |r: Result<SharedArray<f32>>| match r {
+        Err(Error::SharedMemory { why, .. }) => why,
+        other => panic!("expected a SharedMemory error, got {other:?}"),
+    };
+    let why = shared_err(SharedArray::attach(&with(&|h| h.shape = vec![9])));
+    assert!(why.contains("does not fit"), "{why}");
+    let why = shared_err(SharedArray::attach(&with(&|h| h.offset = 2)));
+    assert!(why.contains("does not fit"), "{why}");
+    let why = shared_err(SharedArray::attach(&with(&|h| h.token ^= 1)));
+    assert!(why.contains("token"), "{why}");
+    let why = shared_err(SharedArray::attach(&with(&|h| h.name = "../../etc/passwd".into())));
+    assert!(why.contains("not a shared-array segment"), "{why}");
+    let why = shared_err(SharedArray::attach(&with(&|h| h.name.push_str("77"))));
+    assert!(why.contains("no longer exists"), "{why}");
+    assert!(matches!(
+        SharedArray::<u32>::attach(&h),
+        Err(Error::DTypeMismatch { expected: DType::U32, found: DType::F32, .. })
+    ));
+    assert!(matches!(
+        SharedArray::<u32>::attach(&with(&|h| h.dtype = DType::U32)),
+        Err(Error::DTypeMismatch { expected: DType::U32, found: DType::F32, .. })
+    ));
+    // Decoding a bad handle is a serde error with the same message.
+    let bytes = postcard::to_allocvec(&with(&|h| h.shape = vec![100])).unwrap();
+    assert!(postcard::from_bytes::<SharedArray<f32>>(&bytes).is_err());
+}
