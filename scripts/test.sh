@@ -16,6 +16,11 @@ fi
 
 # wgpu runs here on Mesa's software Vulkan (lavapipe): install it when it is missing.
 run scripts/setup-lavapipe.sh
+# Mesa's GL driver (the second wgpu adapter) complains on every probe without a runtime dir.
+if [[ -z "${XDG_RUNTIME_DIR:-}" || ! -d "${XDG_RUNTIME_DIR:-}" ]]; then
+    XDG_RUNTIME_DIR="$(mktemp -d)"
+    export XDG_RUNTIME_DIR
+fi
 
 # The workspace has the CUDA backend, whose driver crate (cust) links libcuda at build time:
 # without a CUDA toolkit, build against the repository's link stub (see docs/cuda.md).
