@@ -129,6 +129,7 @@ fn shared_cases() -> Vec<Case> {
         both!(workers_read_a_shared_input).as_slice(),
         &both!(workers_write_disjoint_rows),
         &both!(bad_handles),
+        &both!(lock_serializes_workers),
         &[("pool::shared::upload_shared", shared_cases::upload_shared as fn())],
         &[("pool::shared::cleanup_after_exit", shared_cases::cleanup_after_exit as fn())],
         #[cfg(unix)]

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use polycompute::pool::{BoxError, TaskErrorKind};
-use polycompute::shared::{SharedArray, SharedHandle};
+use polycompute::shared::{SharedArray, SharedHandle, SharedLock};
 use polycompute::{Task, WorkerContext, WorkerMode};
 
 use crate::support::builder;
@@ -198,4 +198,30 @@ pub fn cleanup_after_parent_sigkill() {
     // The next creation, in any process, removes the leftovers of dead creators.
     let _next = SharedArray::<f32>::zeros(&[1]).unwrap();
     assert!(!path.exists(), "{} was not cleaned at the next creation", path.display());
+}
+
+/// Adds one to a shared counter inside the lock, slowly (a lost update without it).
+pub struct ShmLockedIncrement;
+impl Task for ShmLockedIncrement {
+    const NAME: &'static str = "shm_locked_increment";
+    type Input = (SharedLock, SharedArray<u32>);
+    type Output = ();
+    fn run(&self, _: &mut WorkerContext, (lock, mut counter): (SharedLock, SharedArray<u32>)) -> Result<(), BoxError> {
+        lock.with(|| {
+            let v = counter.as_slice()[0];
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            counter.as_slice_mut()[0] = v + 1;
+        })?;
+        Ok(())
+    }
+}
+
+pub fn lock_serializes_workers(mode: WorkerMode) {
+    let pool = builder(mode).workers_per_device(2).build().unwrap();
+    let lock = SharedLock::new().unwrap();
+    let counter = SharedArray::<u32>::zeros(&[1]).unwrap();
+    let n = 100;
+    let out = pool.map::<ShmLockedIncrement>((0..n).map(|_| (lock.clone(), counter.clone())));
+    assert!(out.into_iter().all(|r| r.is_ok()));
+    assert_eq!(counter.as_slice()[0], n, "every increment under the lock counted");
 }

@@ -305,6 +305,7 @@ pub fn worker_tasks() -> Tasks {
         .add(crate::shared_cases::ShmSum)
         .add(crate::shared_cases::ShmDouble)
         .add(crate::shared_cases::ShmAttach)
+        .add(crate::shared_cases::ShmLockedIncrement)
 }
 
 /// What the pools are built with: one task more than the workers know.

@@ -127,8 +127,11 @@ impl<T: Task> ErasedTask for Typed<T> {
     }
 
     fn run_encoded(&self, ctx: &mut WorkerContext, input: &[u8], out: &mut Vec<u8>) -> Result<(), Failure> {
-        let input: T::Input =
-            postcard::from_bytes(input).map_err(|e| Failure::Serialization(format!("decoding the input: {e}")))?;
+        let _ = crate::shared::take_decode_error();
+        let input: T::Input = postcard::from_bytes(input).map_err(|e| {
+            let shared = crate::shared::take_decode_error().map(|m| format!(": {m}")).unwrap_or_default();
+            Failure::Serialization(format!("decoding the input: {e}{shared}"))
+        })?;
         let output = self.call(ctx, input)?;
         encode_into(&output, out).map_err(|e| Failure::Serialization(format!("encoding the output: {e}")))
     }

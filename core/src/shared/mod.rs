@@ -23,15 +23,24 @@
 //! business, as with any shared memory — the result is unspecified.
 //!
 //! **Lifetime.** The file is removed when the last array of its segment in the creating
-//! process is dropped, so keep the array alive until the tasks that use it have finished.
+//! process is dropped, so keep the array alive until the tasks that use it have finished: a
+//! process worker decodes its input after `submit` returns, so a temporary handed straight
+//! to `submit` may be gone by then (the task then fails with a serialization error saying
+//! so). A worker keeps each segment it attached mapped between tasks (it maps and faults the
+//! pages in once) and lets it go at its next attach after the file was removed.
 //! The files of a creator that died without removing them (a crash, SIGKILL) are removed the
 //! next time any process creates a shared array ([`remove_leftovers`]). Worker processes
 //! only map and unmap; an array created inside a worker lives as long as it does there.
+//!
+//! **Serial sections.** [`SharedLock`] is a lock the parent creates and hands to tasks like
+//! a shared array; its `with` runs a closure while no other holder (thread or process) runs
+//! one.
 //!
 //! **Large task inputs.** Nothing is moved into shared memory behind a task's back: a
 //! `Task` whose input is a large `ndarray` serializes it through the pipe. Make the input a
 //! `SharedArray` (or a struct holding one) instead — the type says how the data travels.
 
+mod lock;
 mod segment;
 
 use std::fmt;
@@ -47,6 +56,7 @@ use crate::error::{Error, Result};
 use crate::shape::Shape;
 use segment::Segment;
 
+pub use lock::SharedLock;
 pub use segment::remove_leftovers;
 
 /// What a [`SharedArray`] serializes as: enough to find and check the segment.
@@ -189,6 +199,10 @@ impl<T: Element> SharedArray<T> {
         &self.seg.name
     }
 
+    pub(crate) fn segment_path(&self) -> &std::path::Path {
+        self.seg.path()
+    }
+
     /// Whether this process created the segment (and removes it when done with it).
     pub fn is_creator(&self) -> bool {
         self.seg.owner()
@@ -274,8 +288,23 @@ impl<T: Element> Serialize for SharedArray<T> {
 impl<'de, T: Element> Deserialize<'de> for SharedArray<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let handle = SharedHandle::deserialize(d)?;
-        SharedArray::attach(&handle).map_err(serde::de::Error::custom)
+        SharedArray::attach(&handle).map_err(|e| {
+            // Some formats (postcard) drop a custom error's text: keep it for the pool's report.
+            let msg = e.to_string();
+            DECODE_ERROR.with(|c| *c.borrow_mut() = Some(msg.clone()));
+            serde::de::Error::custom(msg)
+        })
     }
+}
+
+thread_local! {
+    static DECODE_ERROR: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The last error of decoding a [`SharedArray`] on this thread, taken (for error reports
+/// where the serde format dropped the message).
+pub(crate) fn take_decode_error() -> Option<String> {
+    DECODE_ERROR.with(|c| c.borrow_mut().take())
 }
 
 #[cfg(test)]

@@ -54,6 +54,14 @@ fn registry() -> &'static Mutex<HashMap<String, Weak<Segment>>> {
     REG.get_or_init(Default::default)
 }
 
+/// The segments this process attached (made by another process), kept mapped between tasks
+/// so that a worker maps each segment and faults its pages in once, not once per task. One
+/// is let go at the first attach after its file was removed.
+fn kept() -> &'static Mutex<Vec<Arc<Segment>>> {
+    static KEPT: OnceLock<Mutex<Vec<Arc<Segment>>>> = OnceLock::new();
+    KEPT.get_or_init(Default::default)
+}
+
 fn dtype_code(d: DType) -> u32 {
     DType::ALL.iter().position(|&x| x == d).map_or(u32::MAX, |i| i as u32)
 }
@@ -125,6 +133,10 @@ impl Segment {
             None => {
                 let seg = Arc::new(Segment::open(name, pid)?);
                 registry().lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), Arc::downgrade(&seg));
+                let mut kept = kept().lock().unwrap_or_else(|p| p.into_inner());
+                // Mappings whose file is gone (their creator is done with them) are let go.
+                kept.retain(|s| s.path.exists());
+                kept.push(seg.clone());
                 seg
             }
         };
@@ -176,7 +188,7 @@ impl Segment {
         if !shm::alive(pid) {
             return Err(err(name, format!("the process {pid} that created it is gone")));
         }
-        let map = MmapOptions::new().map_raw(&file).map_err(|e| err(name, format!("cannot map: {e}")))?;
+        let map = MmapOptions::new().populate().map_raw(&file).map_err(|e| err(name, format!("cannot map: {e}")))?;
         Ok(Segment { name: name.to_string(), path, map, data_bytes, dtype, pid, token, owner: false })
     }
 
@@ -184,6 +196,11 @@ impl Segment {
     pub(crate) fn data_ptr(&self) -> *mut u8 {
         // The mapping is HEADER + data_bytes long (checked at create and open).
         self.map.as_mut_ptr().wrapping_add(HEADER)
+    }
+
+    /// The segment's file.
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.path
     }
 
     /// Whether this process created the segment (and removes its file).

@@ -99,5 +99,33 @@ fn bad_handles_are_typed_errors() {
     ));
     // Decoding a bad handle is a serde error with the same message.
     let bytes = postcard::to_allocvec(&with(&|h| h.shape = vec![100])).unwrap();
+    let _ = take_decode_error();
     assert!(postcard::from_bytes::<SharedArray<f32>>(&bytes).is_err());
+    let kept = take_decode_error().unwrap_or_default();
+    assert!(kept.contains("does not fit"), "the pool reports the reason postcard drops: {kept:?}");
+}
+
+#[test]
+fn lock_serializes_threads() {
+    let lock = SharedLock::new().unwrap();
+    let counter = SharedArray::<u32>::zeros(&[1]).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let (lock, mut counter) = (lock.clone(), counter.clone());
+            s.spawn(move || {
+                for _ in 0..50 {
+                    lock.with(|| {
+                        let v = counter.as_slice()[0];
+                        std::thread::yield_now();
+                        counter.as_slice_mut()[0] = v + 1;
+                    })
+                    .unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(counter.as_slice()[0], 200);
+    let bytes = postcard::to_allocvec(&lock).unwrap();
+    let back: SharedLock = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(back.name(), lock.name());
 }
