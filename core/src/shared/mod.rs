@@ -12,7 +12,8 @@
 //! ```
 //! use polycompute_core::shared::SharedArray;
 //! let mut a = SharedArray::<f32>::zeros(&[4, 3]).unwrap();
-//! a.view_mut().fill(1.5);
+//! // SAFETY: `a` was just made; no other array of this process shares its memory yet.
+//! unsafe { a.view_mut() }.fill(1.5);
 //! let rows = a.rows(1..3).unwrap(); // shares the memory: what a task would get
 //! assert_eq!(rows.shape(), &[2, 3]);
 //! assert_eq!(rows.as_slice().iter().sum::<f32>(), 9.0);
@@ -110,7 +111,8 @@ impl<T: Element> SharedArray<T> {
             return Err(Error::LengthMismatch { len: data.len(), shape: shape.to_vec(), expected: numel });
         }
         let mut a = Self::zeros(shape)?;
-        a.as_slice_mut().copy_from_slice(data);
+        // SAFETY: `a` was just made: no other array shares its memory.
+        unsafe { a.as_slice_mut() }.copy_from_slice(data);
         Ok(a)
     }
 
@@ -122,8 +124,9 @@ impl<T: Element> SharedArray<T> {
     {
         let mut a = Self::zeros(array.shape())?;
         match array.as_slice() {
-            Some(data) => a.as_slice_mut().copy_from_slice(data),
-            None => a.as_slice_mut().iter_mut().zip(array.iter()).for_each(|(d, s)| *d = *s),
+            // SAFETY (both arms): `a` was just made: no other array shares its memory.
+            Some(data) => unsafe { a.as_slice_mut() }.copy_from_slice(data),
+            None => unsafe { a.as_slice_mut() }.iter_mut().zip(array.iter()).for_each(|(d, s)| *d = *s),
         }
         Ok(a)
     }
@@ -215,16 +218,23 @@ impl<T: Element> SharedArray<T> {
         // length were checked against the segment's size (create, attach, rows), the offset
         // is a multiple of size_of::<T>() and the data start 64-byte aligned; every bit
         // pattern is a valid f32/f64/i32/u32. Other handles may write the same memory: the
-        // module docs leave overlapping writes to the caller.
+        // writers (`as_slice_mut`, `view_mut`) are unsafe and promise not to overlap a live read.
         unsafe { std::slice::from_raw_parts(ptr, self.len()) }
     }
 
     /// The elements, row-major, writable. Write only this task's part of a shared output
     /// (see [`SharedArray::rows`]).
-    pub fn as_slice_mut(&mut self) -> &mut [T] {
+    ///
+    /// # Safety
+    /// Clones and [`SharedArray::rows`] share memory, so the borrow checker cannot see
+    /// them: while the returned slice lives, no other array of this process may read or
+    /// write any of its elements (give each task its own rows, or hold a [`SharedLock`]).
+    /// Writes by other processes are outside Rust's memory model, as for any mapped file;
+    /// keeping them to other elements is the caller's business too.
+    pub unsafe fn as_slice_mut(&mut self) -> &mut [T] {
         let ptr = self.seg.data_ptr().wrapping_add(self.offset) as *mut T;
         // SAFETY: as in `as_slice`; the mapping is read-write (map_raw of a file opened
-        // read-write).
+        // read-write), and the caller guarantees no other live reference to these elements.
         unsafe { std::slice::from_raw_parts_mut(ptr, self.len()) }
     }
 
@@ -234,9 +244,15 @@ impl<T: Element> SharedArray<T> {
     }
 
     /// A writable `ndarray` view.
-    pub fn view_mut(&mut self) -> ArrayViewMutD<'_, T> {
+    ///
+    /// # Safety
+    /// As for [`SharedArray::as_slice_mut`]: no other array of this process may touch these
+    /// elements while the view lives.
+    pub unsafe fn view_mut(&mut self) -> ArrayViewMutD<'_, T> {
         let shape = self.shape.clone();
-        ArrayViewMutD::from_shape(IxDyn(&shape), self.as_slice_mut()).unwrap_or_else(|_| unreachable_shape())
+        // SAFETY: the caller's guarantee is passed on.
+        let data = unsafe { self.as_slice_mut() };
+        ArrayViewMutD::from_shape(IxDyn(&shape), data).unwrap_or_else(|_| unreachable_shape())
     }
 
     /// A copy as an owned `ndarray`.

@@ -9,7 +9,8 @@ fn create_view_write_and_remove() {
     let mut a = SharedArray::<f32>::zeros(&[3, 4]).unwrap();
     assert_eq!((a.shape(), a.len(), a.dtype(), a.is_creator()), (&[3, 4][..], 12, DType::F32, true));
     assert!(a.as_slice().iter().all(|&x| x == 0.0));
-    for (i, x) in a.view_mut().iter_mut().enumerate() {
+    // SAFETY: no other array shares `a`'s memory yet.
+    for (i, x) in unsafe { a.view_mut() }.iter_mut().enumerate() {
         *x = i as f32;
     }
     let b = a.clone();
@@ -43,7 +44,8 @@ fn rows_share_memory_and_check_range() {
     let mut r = a.rows(1..3).unwrap();
     assert_eq!(r.shape(), &[2, 3]);
     assert_eq!(r.as_slice(), &[3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
-    r.as_slice_mut()[0] = -1.0;
+    // SAFETY: no borrow of `a` or `r` is alive across this write.
+    unsafe { r.as_slice_mut()[0] = -1.0 };
     assert_eq!(a.as_slice()[3], -1.0);
     assert!(matches!(a.rows(3..5), Err(Error::OutOfRange { end: 5, len: 4, .. })));
     #[allow(clippy::reversed_empty_ranges)]
@@ -61,7 +63,8 @@ fn handle_round_trip_attaches_the_same_memory() {
     assert!(bytes.len() < 100, "a handle, not the data: {} bytes", bytes.len());
     let mut back: SharedArray<f32> = postcard::from_bytes(&bytes).unwrap();
     assert_eq!(back.as_slice(), &[3.0, 4.0]);
-    back.as_slice_mut()[1] = 9.0;
+    // SAFETY: no borrow of `a`, `r` or `back` is alive across this write.
+    unsafe { back.as_slice_mut()[1] = 9.0 };
     assert_eq!(a.as_slice()[3], 9.0);
     assert!(back.is_creator(), "in the creator the mapping and ownership are reused");
 }
@@ -117,7 +120,8 @@ fn lock_serializes_threads() {
                     lock.with(|| {
                         let v = counter.as_slice()[0];
                         std::thread::yield_now();
-                        counter.as_slice_mut()[0] = v + 1;
+                        // SAFETY: the lock is held: no other thread touches the counter.
+                        unsafe { counter.as_slice_mut()[0] = v + 1 };
                     })
                     .unwrap();
                 }
