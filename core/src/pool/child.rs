@@ -3,6 +3,7 @@
 use std::io::{BufReader, BufWriter, Read};
 
 use super::context::{SharedData, WorkerContext};
+use super::spin;
 use super::task::{Failure, Tasks};
 use super::wire::{self, FromWorker, ToWorker};
 use crate::device::Device;
@@ -66,7 +67,9 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
 
     // EOF on the socket: the pool let the worker go.
     let mut frame = Vec::new();
-    let mut recv = |frame: &mut Vec<u8>| match wire::read_frame(&mut reader, frame) {
+    let mut recv = |frame: &mut Vec<u8>| match spin::until_readable(&mut reader)
+        .and_then(|()| wire::read_frame(&mut reader, frame))
+    {
         Ok(true) => Ok(()),
         Ok(false) => std::process::exit(0),
         Err(e) => Err(format!("reading from the parent: {e}")),

@@ -33,6 +33,7 @@ mod process_worker;
 mod rng;
 mod runtime;
 mod shared;
+mod spin;
 mod task;
 mod thread_worker;
 mod wire;

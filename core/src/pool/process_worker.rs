@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::error::TaskErrorKind;
 use super::job::{Inputs, Job};
 use super::shared::{Inner, Slot, Work};
+use super::spin;
 use super::thread_worker::failure_kind;
 use super::wire::{self, FromWorker, ToWorker, WireResult};
 use crate::platform::process::{self as os, Listener, Stream};
@@ -252,12 +253,18 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
             && (inflight.is_empty() || ahead_ok(&cost, &inflight))
         {
             let job = if inflight.is_empty() {
-                crossbeam_channel::select! {
-                    recv(inner.queue_rx) -> work => match work {
-                        Ok(Work::Job(job)) => job,
-                        Ok(Work::Stop) | Err(_) => return Outcome::Stop,
-                    },
-                    recv(inner.stop_rx) -> _ => return Outcome::Stop,
+                // The queue alone, as thread workers: shutdown sends one stop per slot.
+                let mut polled = None;
+                spin::until(|| match inner.queue_rx.try_recv() {
+                    Ok(work) => {
+                        polled = Some(Ok(work));
+                        true
+                    }
+                    Err(e) => e.is_disconnected(),
+                });
+                match polled.unwrap_or_else(|| inner.queue_rx.recv()) {
+                    Ok(Work::Job(job)) => job,
+                    Ok(Work::Stop) | Err(_) => return Outcome::Stop,
                 }
             } else {
                 match inner.queue_rx.try_recv() {
@@ -319,6 +326,7 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
             let left = d.saturating_duration_since(Instant::now()).max(Duration::from_micros(1));
             let _ = w.reader.get_ref().set_read_timeout(Some(left));
         }
+        let _ = spin::until_readable(&mut w.reader);
         match wire::read_frame(&mut w.reader, &mut w.frame) {
             Ok(true) => match results(slot, &mut inflight, &w.frame) {
                 Ok((None, task, per_input)) => {
