@@ -15,6 +15,7 @@ fn pool_tests_need_harness_false() {
 }
 
 mod cases;
+mod large_cases;
 mod logged;
 mod scenario;
 mod shared_cases;
@@ -130,6 +131,26 @@ fn shared_cases() -> Vec<Case> {
         &both!(workers_write_disjoint_rows),
         &both!(bad_handles),
         &both!(lock_serializes_workers),
+        &[
+            ("thread::large::values_travel_through_shared_memory", || {
+                large_cases::large_values_travel_through_shared_memory(Thread)
+            }),
+            ("process::large::values_travel_through_shared_memory", || {
+                large_cases::large_values_travel_through_shared_memory(Process)
+            }),
+            ("thread::large::ndarray_inputs_need_no_change", || {
+                large_cases::large_ndarray_inputs_need_no_change(Thread)
+            }),
+            ("process::large::ndarray_inputs_need_no_change", || {
+                large_cases::large_ndarray_inputs_need_no_change(Process)
+            }),
+            ("thread::large::temporary_shared_inputs_live_until_decoded", || {
+                large_cases::temporary_shared_inputs_live_until_decoded(Thread)
+            }),
+            ("process::large::temporary_shared_inputs_live_until_decoded", || {
+                large_cases::temporary_shared_inputs_live_until_decoded(Process)
+            }),
+        ],
         &[("pool::shared::upload_shared", shared_cases::upload_shared as fn())],
         &[("pool::shared::cleanup_after_exit", shared_cases::cleanup_after_exit as fn())],
         #[cfg(unix)]

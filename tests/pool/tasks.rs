@@ -306,6 +306,8 @@ pub fn worker_tasks() -> Tasks {
         .add(crate::shared_cases::ShmDouble)
         .add(crate::shared_cases::ShmAttach)
         .add(crate::shared_cases::ShmLockedIncrement)
+        .add(crate::large_cases::Relay)
+        .add(crate::large_cases::ArraySum)
 }
 
 /// What the pools are built with: one task more than the workers know.

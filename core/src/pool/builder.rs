@@ -57,6 +57,7 @@ impl PoolBuilder {
                 retries: 0,
                 max_tasks: None,
                 chunk: None,
+                spill_over: 1 << 20,
                 progress: false,
                 ctrl_c: false,
                 depth: 8,
@@ -134,6 +135,16 @@ impl PoolBuilder {
     /// under a millisecond, so no job waits long behind another while a worker idles.
     pub fn pipeline_depth(mut self, n: usize) -> Self {
         self.cfg.depth = n.max(1);
+        self
+    }
+
+    /// Process workers: a task input or output whose encoding is larger than `bytes`
+    /// (default 1 MiB) does not pass through the worker's pipe but through a shared-memory
+    /// segment of its own, which the worker decodes from its mapping and which goes once the
+    /// result is back (see [`crate::shared`]). `usize::MAX` sends everything through the pipe.
+    /// Thread workers move values and never copy them.
+    pub fn shared_memory_threshold(mut self, bytes: usize) -> Self {
+        self.cfg.spill_over = bytes;
         self
     }
 

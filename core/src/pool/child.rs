@@ -76,7 +76,7 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
     };
     recv(&mut frame)?;
     let setup = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?.0;
-    let ToWorker::Setup { worker, kind, ordinal, seed, shared_type, shared, tasks: theirs } = setup else {
+    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, shared_type, shared, tasks: theirs } = setup else {
         return Err("the parent did not send a setup first".into());
     };
     let mismatches = tasks.mismatches(&theirs);
@@ -97,6 +97,7 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
         }
     };
     let shared = SharedData { value: None, type_name: shared_type, bytes: shared.map(std::sync::Arc::new) };
+    let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, shared);
     wire::write_frame(&mut out, &FromWorker::Ready { device: device.id() }, &[]).map_err(|e| e.to_string())?;
 
@@ -112,13 +113,19 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
         let mut retire = None;
         for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
             ctx.begin(first_index + k as u64, attempt);
+            let at = results.len();
             let failure = wire::push_result(&mut results, |out| {
                 let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
-                match entry {
-                    Some(t) => t.run_encoded(&mut ctx, input, out),
-                    None => Err(Failure::UnknownTask(tasks.known())),
-                }
+                let Some(t) = entry else { return Err(Failure::UnknownTask(tasks.known())) };
+                // A large input is decoded straight from its shared-memory mapping.
+                input
+                    .with(false, |bytes| t.run_encoded(&mut ctx, bytes, out))
+                    .map_err(|why| Failure::Serialization(format!("the input: {why}")))?
             });
+            if failure.is_none() {
+                // A large output goes back through shared memory; the parent removes it.
+                drop(wire::move_out_if_large(&mut results, at, spill_over, true));
+            }
             if let Some(Failure::Failed { sticky: true, message }) = failure {
                 retire = Some(format!("sticky device fault: {message}"));
             }

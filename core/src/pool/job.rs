@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::error::{TaskError, TaskErrorKind};
 use super::task::{ErasedTask, Value};
+use crate::shared::payload::Pins;
 
 /// A result and its position in its submission.
 pub(crate) type Positioned = (usize, Result<Value, TaskError>);
@@ -29,8 +30,9 @@ pub(crate) trait Sink: Send + Sync {
 pub(crate) enum Inputs {
     /// A `std::vec::IntoIter<T::Input>`.
     Local(Box<dyn Any + Send>),
-    /// The items section of a job frame (see `wire`).
-    Encoded(Vec<u8>),
+    /// The items section of a job frame (see `wire`), and the shared-memory segments it
+    /// needs until its results are back.
+    Encoded { body: Vec<u8>, pins: Pins },
 }
 
 /// A queued unit of work.

@@ -91,14 +91,17 @@ fn drive(inner: Arc<Inner>, slot: Arc<Slot>) {
         let outcome = if inner.stopping() { Outcome::Stop } else { serve(&inner, &slot, &mut worker) };
         slot.interrupt.lock().unwrap_or_else(|p| p.into_inner()).take();
         slot.abandoned.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        let stop = matches!(outcome, Outcome::Stop);
         match outcome {
-            Outcome::Stop => {
-                worker.stop();
-                return;
-            }
-            Outcome::Retire => worker.stop(),
+            Outcome::Stop | Outcome::Retire => worker.stop(),
             Outcome::Kill => worker.kill(),
             Outcome::Exited => {}
+        }
+        // Large outputs the worker moved into shared memory that were never read (their
+        // task was cancelled or timed out, the worker died mid-frame) go with it.
+        crate::shared::remove_leftovers();
+        if stop {
+            return;
         }
     }
 }
@@ -169,6 +172,7 @@ fn handshake(
         kind: slot.kind,
         ordinal: slot.ordinal,
         seed: inner.cfg.seed,
+        spill_over: inner.cfg.spill_over as u64,
         shared_type: inner.shared.type_name.clone(),
         shared: inner.shared.bytes.as_ref().map(|b| b.to_vec()),
         tasks: inner.tasks.signatures(),
@@ -290,7 +294,7 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
             if !job.ctl.start(slot.id, w.gen) {
                 continue;
             }
-            let Inputs::Encoded(body) = &job.inputs else {
+            let Inputs::Encoded { body, .. } = &job.inputs else {
                 let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
                 job.ctl.fail_rest(Some(who), job.attempt, kind);
                 continue;
@@ -407,9 +411,9 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
     let mut failed = 0;
     for (k, item) in wire::results(body).enumerate().take(ctl.len) {
         let result = match item? {
-            WireResult::Output(bytes) => job
-                .task
-                .decode_output(bytes)
+            WireResult::Output(encoded) => encoded
+                .with(true, |bytes| job.task.decode_output(bytes))
+                .and_then(|decoded| decoded)
                 .map_err(|message| ctl.error(k, Some(who), job.attempt, TaskErrorKind::Serialization { message })),
             WireResult::Failure(f) => Err(ctl.error(k, Some(who), job.attempt, failure_kind(f))),
         };
@@ -438,23 +442,19 @@ fn crashed(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker, mut inflight: VecDeq
     let job = head.job;
     if job.ctl.len > 1 {
         if let Some(rest) = job.ctl.claim_rest() {
-            let Inputs::Encoded(body) = &job.inputs else { return Outcome::Exited };
-            for (k, item) in wire::inputs(body).enumerate() {
+            let Inputs::Encoded { body, pins } = &job.inputs else { return Outcome::Exited };
+            for (k, item) in wire::items(body).enumerate() {
                 if !rest.contains(&k) {
                     continue;
                 }
                 let sub = job.ctl.sub(k..k + 1);
                 match item {
-                    Ok(bytes) => {
-                        let mut one = Vec::with_capacity(bytes.len() + 4);
-                        one.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-                        one.extend_from_slice(bytes);
-                        inner.enqueue(Job {
-                            task: job.task.clone(),
-                            attempt: job.attempt,
-                            inputs: Inputs::Encoded(one),
-                            ctl: sub,
-                        });
+                    Ok((tag, bytes)) => {
+                        let mut one = Vec::with_capacity(bytes.len() + 5);
+                        wire::push_item(&mut one, tag, bytes);
+                        // Each single-input job keeps the batch's segments (a few handles).
+                        let inputs = Inputs::Encoded { body: one, pins: pins.clone() };
+                        inner.enqueue(Job { task: job.task.clone(), attempt: job.attempt, inputs, ctl: sub });
                     }
                     Err(e) => {
                         sub.fail_rest(None, job.attempt, TaskErrorKind::Serialization { message: e.to_string() });

@@ -15,6 +15,7 @@ use super::task::{Task, Tasks};
 use super::{process_worker, thread_worker, wire};
 use crate::backend::BackendKind;
 use crate::platform::{WorkerMode, WorkerPlan};
+use crate::shared::payload::{self, Pins};
 
 /// One worker's figures, from [`Pool::workers`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -248,7 +249,12 @@ impl Pool {
                 let mut body = Vec::new();
                 let mut start = 0;
                 let mut count = 0;
-                let flush = |body: &mut Vec<u8>, start: usize, count: usize, ctls: &mut Vec<Arc<JobCtl>>| {
+                let mut pins = Pins::default();
+                let flush = |body: &mut Vec<u8>,
+                             pins: &mut Pins,
+                             start: usize,
+                             count: usize,
+                             ctls: &mut Vec<Arc<JobCtl>>| {
                     if count == 0 {
                         return;
                     }
@@ -258,7 +264,7 @@ impl Pool {
                     inner.enqueue(Job {
                         task: task.clone(),
                         attempt: 1,
-                        inputs: Inputs::Encoded(std::mem::take(body)),
+                        inputs: Inputs::Encoded { body: std::mem::take(body), pins: std::mem::take(pins) },
                         ctl,
                     });
                 };
@@ -269,20 +275,24 @@ impl Pool {
                         body.reserve(item_bytes * chunk.max(1).min(n - pos));
                     }
                     let before = body.len();
-                    match wire::push_input(&mut body, input) {
+                    // The shared arrays the input names stay alive until its result is back.
+                    let (pushed, named) = payload::pin_while(|| wire::push_input(&mut body, input));
+                    match pushed {
                         Ok(()) => {
+                            pins.extend(named);
+                            pins.extend(wire::move_out_if_large(&mut body, before, inner.cfg.spill_over, false));
                             item_bytes = item_bytes.max(body.len() - before);
                             if count == 0 {
                                 start = pos;
                             }
                             count += 1;
                             if count == chunk.max(1) {
-                                flush(&mut body, start, count, &mut ctls);
+                                flush(&mut body, &mut pins, start, count, &mut ctls);
                                 count = 0;
                             }
                         }
                         Err(e) => {
-                            flush(&mut body, start, count, &mut ctls);
+                            flush(&mut body, &mut pins, start, count, &mut ctls);
                             count = 0;
                             let ctl =
                                 JobCtl::new(sink.clone(), T::NAME, first_index + pos as u64, pos, 1, cancel.clone());
@@ -295,7 +305,7 @@ impl Pool {
                         }
                     }
                 }
-                flush(&mut body, start, count, &mut ctls);
+                flush(&mut body, &mut pins, start, count, &mut ctls);
             }
             _ => {
                 let mut inputs = inputs.into_iter();

@@ -34,6 +34,8 @@ pub(crate) struct Config {
     pub(crate) retries: u32,
     pub(crate) max_tasks: Option<u64>,
     pub(crate) chunk: Option<usize>,
+    /// Encoded inputs and outputs larger than this travel through shared memory.
+    pub(crate) spill_over: usize,
     pub(crate) progress: bool,
     pub(crate) ctrl_c: bool,
     pub(crate) depth: usize,

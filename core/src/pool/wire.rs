@@ -2,9 +2,11 @@
 //! stdout, which the task's own printing uses).
 //!
 //! A frame is `u32 length | u32 header length | header | body` (little-endian), the header
-//! a postcard-encoded [`ToWorker`] or [`FromWorker`]. A job's body is its inputs, each
-//! `u32 length | postcard bytes`; a result's body is, per input, `u8 tag | u32 length |
-//! bytes`, tag 0 an encoded output, 1 an encoded failure.
+//! a postcard-encoded [`ToWorker`] or [`FromWorker`]. A job's body is its inputs and a
+//! results body its results, one item per input: `u8 tag | u32 length | bytes`, the tag
+//! [`INLINE`] (the postcard-encoded input or output), [`FAILURE`] (an encoded failure,
+//! results only) or [`SHARED`] (a [`PayloadRef`]: an encoding too large for the pipe, moved
+//! into shared memory).
 
 use std::io::{self, Read, Write};
 
@@ -13,6 +15,15 @@ use serde::{Deserialize, Serialize};
 
 use super::task::{encode_into, Failure};
 use crate::backend::BackendKind;
+pub(crate) use crate::shared::payload::PayloadRef;
+use crate::shared::payload::{self, Pins};
+
+/// Item tag: the encoding itself.
+pub(crate) const INLINE: u8 = 0;
+/// Item tag: an encoded failure (results only).
+pub(crate) const FAILURE: u8 = 1;
+/// Item tag: a [`PayloadRef`] to the encoding in shared memory.
+pub(crate) const SHARED: u8 = 2;
 
 /// Set in a worker's environment: the address to connect to. Its presence is what makes
 /// `worker_main` serve instead of returning.
@@ -34,6 +45,8 @@ pub(crate) enum ToWorker {
         kind: BackendKind,
         ordinal: usize,
         seed: u64,
+        /// Outputs whose encoding is larger go back through shared memory.
+        spill_over: u64,
         shared_type: String,
         shared: Option<Vec<u8>>,
         /// The pool's tasks: (name, signature).
@@ -103,30 +116,98 @@ pub(crate) fn split_frame<H: DeserializeOwned>(frame: &[u8]) -> io::Result<(H, &
 /// Appends one input, encoded, to a job body.
 pub(crate) fn push_input<V: Serialize + ?Sized>(body: &mut Vec<u8>, value: &V) -> Result<(), postcard::Error> {
     let at = body.len();
-    body.extend_from_slice(&[0; 4]);
+    body.extend_from_slice(&[INLINE, 0, 0, 0, 0]);
     if let Err(e) = encode_into(value, body) {
         body.truncate(at);
         return Err(e);
     }
-    let len = (body.len() - at - 4) as u32;
-    body[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    let len = (body.len() - at - 5) as u32;
+    body[at + 1..at + 5].copy_from_slice(&len.to_le_bytes());
     Ok(())
 }
 
-/// The inputs of a job body, in order.
-pub(crate) fn inputs(body: &[u8]) -> impl Iterator<Item = io::Result<&[u8]>> {
+/// Appends one item as it is (a tag and its bytes).
+pub(crate) fn push_item(body: &mut Vec<u8>, tag: u8, bytes: &[u8]) {
+    body.push(tag);
+    body.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    body.extend_from_slice(bytes);
+}
+
+/// When the [`INLINE`] item that starts at `at` (the last one of `body`) is over `limit`
+/// bytes, moves its bytes into shared memory and leaves a [`SHARED`] item in its place.
+/// Returns what keeps the bytes alive (empty when nothing moved). `hand_over`: the reader
+/// removes them (a worker's outputs). Where shared memory fails, the item stays in the
+/// pipe (slower, same result) and the reason is logged.
+pub(crate) fn move_out_if_large(body: &mut Vec<u8>, at: usize, limit: usize, hand_over: bool) -> Pins {
+    if body.get(at) != Some(&INLINE) || body.len() - at - 5 <= limit {
+        return Pins::default();
+    }
+    match payload::spill(&body[at + 5..], hand_over) {
+        Ok((r, pins)) => {
+            body.truncate(at);
+            let mut encoded = Vec::new();
+            // A PayloadRef always encodes (strings and integers).
+            if encode_into(&r, &mut encoded).is_ok() {
+                push_item(body, SHARED, &encoded);
+            }
+            pins
+        }
+        Err(e) => {
+            tracing::warn!("polycompute pool: a large value goes through the pipe: {e}");
+            Pins::default()
+        }
+    }
+}
+
+/// The items of a body, in order: `(tag, bytes)`.
+pub(crate) fn items(body: &[u8]) -> impl Iterator<Item = io::Result<(u8, &[u8])>> {
     let mut rest = body;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
-        let item = take(&mut rest, 4)
-            .map(|l| u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize)
-            .and_then(|len| take(&mut rest, len));
+        let item = take(&mut rest, 5).and_then(|head| {
+            let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+            Ok((head[0], take(&mut rest, len)?))
+        });
         if item.is_err() {
             rest = &[];
         }
         Some(item)
+    })
+}
+
+/// Where an input's or output's encoding is.
+pub(crate) enum Encoded<'a> {
+    /// In the frame.
+    Inline(&'a [u8]),
+    /// In shared memory.
+    Shared(PayloadRef),
+}
+
+impl Encoded<'_> {
+    /// Runs `f` on the encoding, mapping it first when it is in shared memory (`remove`:
+    /// remove it afterwards, as the reader of a worker's output does).
+    pub(crate) fn with<R>(&self, remove: bool, f: impl FnOnce(&[u8]) -> R) -> Result<R, String> {
+        match self {
+            Encoded::Inline(bytes) => Ok(f(bytes)),
+            Encoded::Shared(r) => {
+                payload::read(r, remove, f).map_err(|e| format!("reading it from shared memory: {e}"))
+            }
+        }
+    }
+}
+
+fn bad_data(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+/// The inputs of a job body, in order.
+pub(crate) fn inputs(body: &[u8]) -> impl Iterator<Item = io::Result<Encoded<'_>>> {
+    items(body).map(|item| match item? {
+        (INLINE, bytes) => Ok(Encoded::Inline(bytes)),
+        (SHARED, bytes) => postcard::from_bytes(bytes).map(Encoded::Shared).map_err(bad_data),
+        (tag, _) => Err(bad_data(format!("unknown input tag {tag}"))),
     })
 }
 
@@ -145,12 +226,12 @@ pub(crate) fn push_result(
     run: impl FnOnce(&mut Vec<u8>) -> Result<(), Failure>,
 ) -> Option<Failure> {
     let at = body.len();
-    body.extend_from_slice(&[0; 5]);
+    body.extend_from_slice(&[INLINE, 0, 0, 0, 0]);
     let failure = match run(body) {
         Ok(()) => None,
         Err(f) => {
             body.truncate(at + 5);
-            body[at] = 1;
+            body[at] = FAILURE;
             if encode_into(&f, body).is_err() {
                 body.truncate(at + 5);
                 let fallback = Failure::Serialization("the failure itself could not be encoded".into());
@@ -166,32 +247,19 @@ pub(crate) fn push_result(
 
 /// One result of a results body.
 pub(crate) enum WireResult<'a> {
-    Output(&'a [u8]),
+    Output(Encoded<'a>),
     Failure(Failure),
 }
 
 /// The results of a results body, in order.
 pub(crate) fn results(body: &[u8]) -> impl Iterator<Item = io::Result<WireResult<'_>>> {
-    let mut rest = body;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
+    items(body).map(|item| match item? {
+        (INLINE, bytes) => Ok(WireResult::Output(Encoded::Inline(bytes))),
+        (SHARED, bytes) => {
+            postcard::from_bytes(bytes).map(|r| WireResult::Output(Encoded::Shared(r))).map_err(bad_data)
         }
-        let item = (|| {
-            let head = take(&mut rest, 5)?;
-            let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
-            let bytes = take(&mut rest, len)?;
-            Ok(match head[0] {
-                0 => WireResult::Output(bytes),
-                _ => WireResult::Failure(
-                    postcard::from_bytes(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?,
-                ),
-            })
-        })();
-        if item.is_err() {
-            rest = &[];
-        }
-        Some(item)
+        (FAILURE, bytes) => postcard::from_bytes(bytes).map(WireResult::Failure).map_err(bad_data),
+        (tag, _) => Err(bad_data(format!("unknown result tag {tag}"))),
     })
 }
 
@@ -213,9 +281,10 @@ mod tests {
         assert!(!read_frame(&mut r, &mut frame).unwrap(), "clean end of stream");
         let (h, b): (ToWorker, &[u8]) = split_frame(&frame).unwrap();
         assert!(matches!(h, ToWorker::Job { id: 3, count: 2, .. }));
-        let items: Vec<&[u8]> = inputs(b).collect::<io::Result<_>>().unwrap();
-        assert_eq!(postcard::from_bytes::<u64>(items[0]).unwrap(), 7);
-        assert_eq!(postcard::from_bytes::<String>(items[1]).unwrap(), "hello");
+        let items: Vec<Encoded> = inputs(b).collect::<io::Result<_>>().unwrap();
+        let decode = |e: &Encoded| e.with(false, |b| postcard::from_bytes::<String>(b).ok()).unwrap();
+        assert_eq!(items[0].with(false, |b| postcard::from_bytes::<u64>(b).unwrap()).unwrap(), 7);
+        assert_eq!(decode(&items[1]).as_deref(), Some("hello"));
     }
 
     #[test]
@@ -228,8 +297,31 @@ mod tests {
         });
         assert!(matches!(f, Some(Failure::Panicked(_))));
         let got: Vec<_> = results(&body).collect::<io::Result<_>>().unwrap();
-        assert!(matches!(got[0], WireResult::Output(b) if postcard::from_bytes::<f64>(b).unwrap() == 1.5));
+        assert!(
+            matches!(got[0], WireResult::Output(Encoded::Inline(b)) if postcard::from_bytes::<f64>(b).unwrap() == 1.5)
+        );
         assert!(matches!(&got[1], WireResult::Failure(Failure::Panicked(m)) if m == "boom"));
+    }
+
+    #[test]
+    fn large_items_move_to_shared_memory_and_back() {
+        let big: Vec<u32> = (0..10_000).collect();
+        let mut body = Vec::new();
+        push_input(&mut body, &1u8).unwrap();
+        assert_eq!(move_out_if_large(&mut body, 0, 100, false).len(), 0, "small: stays");
+        let at = body.len();
+        push_input(&mut body, &big).unwrap();
+        let inline_len = body.len() - at;
+        let pins = move_out_if_large(&mut body, at, 100, false);
+        assert_eq!(pins.len(), 1);
+        assert!(body.len() - at < 100 && inline_len > 10_000, "the pipe carries a reference");
+        let items: Vec<Encoded> = inputs(&body).collect::<io::Result<_>>().unwrap();
+        assert!(matches!(items[1], Encoded::Shared(_)));
+        let back = items[1].with(false, |b| postcard::from_bytes::<Vec<u32>>(b).unwrap()).unwrap();
+        assert_eq!(back, big);
+        drop(pins);
+        let gone = items[1].with(false, |_| ()).unwrap_err();
+        assert!(gone.contains("shared memory"), "{gone}");
     }
 
     #[test]

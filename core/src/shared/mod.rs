@@ -24,10 +24,10 @@
 //! business, as with any shared memory — the result is unspecified.
 //!
 //! **Lifetime.** The file is removed when the last array of its segment in the creating
-//! process is dropped, so keep the array alive until the tasks that use it have finished: a
-//! process worker decodes its input after `submit` returns, so a temporary handed straight
-//! to `submit` may be gone by then (the task then fails with a serialization error saying
-//! so). A worker keeps each segment it attached mapped between tasks (it maps and faults the
+//! process is dropped. A pool keeps the segments that a queued task's input names alive until
+//! its result is back, so a temporary handed straight to `submit` is fine; an array a task
+//! only reaches some other way (a handle inside the pool's shared data, say) must be kept
+//! alive by the caller until its tasks have finished. A worker keeps each segment it attached mapped between tasks (it maps and faults the
 //! pages in once) and lets it go at its next attach after the file was removed.
 //! The files of a creator that died without removing them (a crash, SIGKILL) are removed the
 //! next time any process creates a shared array ([`remove_leftovers`]). Worker processes
@@ -37,11 +37,18 @@
 //! a shared array; its `with` runs a closure while no other holder (thread or process) runs
 //! one.
 //!
-//! **Large task inputs.** Nothing is moved into shared memory behind a task's back: a
-//! `Task` whose input is a large `ndarray` serializes it through the pipe. Make the input a
-//! `SharedArray` (or a struct holding one) instead — the type says how the data travels.
+//! **Large task inputs without `SharedArray`.** A process worker's input whose encoding is
+//! larger than the pool's threshold (1 MiB by default, see
+//! `PoolBuilder::shared_memory_threshold`) never passes through the pipe: the pool moves the
+//! encoded bytes into a segment of their own, the worker decodes them from its mapping, and
+//! the segment goes when the task's result is back; large outputs come back the same way.
+//! This needs no change to the task (a `Vec<f32>` or an `ndarray` array with ndarray's
+//! `serde` feature, say), but the worker still decodes its own copy. A `SharedArray` input
+//! is never copied at all: use one for data that many tasks read, or that is too large to
+//! copy.
 
 mod lock;
+pub(crate) mod payload;
 mod segment;
 
 use std::fmt;
@@ -100,7 +107,7 @@ impl<T: Element> SharedArray<T> {
         let bytes = numel
             .checked_mul(T::DTYPE.size_bytes())
             .ok_or_else(|| Error::TooLarge(format!("a shared array of shape {shape:?}")))?;
-        let seg = Segment::create(T::DTYPE, bytes)?;
+        let seg = Segment::create(Some(T::DTYPE), bytes)?;
         Ok(SharedArray { seg, shape: shape.to_vec(), offset: 0, _t: PhantomData })
     }
 
@@ -297,6 +304,7 @@ impl<T: Element> fmt::Debug for SharedArray<T> {
 
 impl<T: Element> Serialize for SharedArray<T> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        payload::note_serialized(self);
         self.handle().serialize(s)
     }
 }

@@ -1,5 +1,6 @@
 //! A segment: one memory-mapped file in a RAM-backed directory, with a small header that
-//! names its creator and its element type.
+//! names its creator and what it holds: elements of one dtype (a [`super::SharedArray`]), or
+//! encoded bytes (a large task input or output the pool moved out of its pipe).
 //!
 //! File layout: a 64-byte header (magic, token, dtype, data length), then the data, so the
 //! data starts 64-byte aligned (the mapping itself is page aligned).
@@ -29,11 +30,16 @@ pub(crate) struct Segment {
     path: PathBuf,
     map: MmapRaw,
     pub(crate) data_bytes: usize,
-    pub(crate) dtype: DType,
+    /// The element type; `None` for encoded bytes.
+    pub(crate) dtype: Option<DType>,
     pub(crate) pid: u32,
     pub(crate) token: u64,
+    /// Whether dropping it removes the file: its creator's, unless handed over.
     owner: bool,
 }
+
+/// The header's dtype code for a segment of encoded bytes.
+const BYTES: u32 = 0xFFFF_FFFE;
 
 /// This process's token: random, fixed for the process's life, part of every name it makes.
 pub(crate) fn process_token() -> u64 {
@@ -62,8 +68,11 @@ fn kept() -> &'static Mutex<Vec<Arc<Segment>>> {
     KEPT.get_or_init(Default::default)
 }
 
-fn dtype_code(d: DType) -> u32 {
-    DType::ALL.iter().position(|&x| x == d).map_or(u32::MAX, |i| i as u32)
+fn dtype_code(d: Option<DType>) -> u32 {
+    match d {
+        Some(d) => DType::ALL.iter().position(|&x| x == d).map_or(u32::MAX, |i| i as u32),
+        None => BYTES,
+    }
 }
 
 fn err(segment: &str, why: impl Into<String>) -> Error {
@@ -80,8 +89,9 @@ fn valid_name(name: &str) -> Option<u32> {
 }
 
 impl Segment {
-    /// Creates a zero-filled segment of `data_bytes` bytes holding `dtype` elements.
-    pub(crate) fn create(dtype: DType, data_bytes: usize) -> Result<Arc<Segment>> {
+    /// Creates a zero-filled segment of `data_bytes` bytes holding `dtype` elements (`None`:
+    /// encoded bytes).
+    pub(crate) fn create(dtype: Option<DType>, data_bytes: usize) -> Result<Arc<Segment>> {
         remove_leftovers();
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -106,7 +116,14 @@ impl Segment {
             header[16..20].copy_from_slice(&dtype_code(dtype).to_le_bytes());
             header[24..32].copy_from_slice(&(data_bytes as u64).to_le_bytes());
             file.write_all(&header)?;
-            MmapOptions::new().map_raw(&file)
+            let map = MmapOptions::new().map_raw(&file)?;
+            // Where the OS lets tmpfs use huge pages on request (Linux, shmem_enabled =
+            // advise), a worker then maps the segment with 512x fewer page-table entries: its
+            // first touch of a GiB costs 60-110 ms with 4 KiB pages on the development VM.
+            // Only a hint: where huge pages are off, nothing changes.
+            #[cfg(target_os = "linux")]
+            let _ = map.advise(memmap2::Advice::HugePage);
+            Ok(map)
         })();
         let map = match made {
             Ok(map) => map,
@@ -117,6 +134,41 @@ impl Segment {
         };
         let seg = Arc::new(Segment { name: name.clone(), path, map, data_bytes, dtype, pid, token, owner: true });
         registry().lock().unwrap_or_else(|p| p.into_inner()).insert(name, Arc::downgrade(&seg));
+        Ok(seg)
+    }
+
+    /// A new segment holding a copy of `bytes`. With `hand_over`, this process never removes
+    /// its file: whoever reads it does ([`Segment::open_bytes`]), or, should nobody read it,
+    /// the cleanup of leftovers once this process has exited.
+    pub(crate) fn create_bytes(bytes: &[u8], hand_over: bool) -> Result<Arc<Segment>> {
+        let seg = Segment::create(None, bytes.len())?;
+        // SAFETY: the segment was just made and is not shared with anyone yet; its data area
+        // is `bytes.len()` bytes long.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), seg.data_ptr(), bytes.len()) };
+        match Arc::try_unwrap(seg) {
+            Ok(mut seg) => {
+                seg.owner = !hand_over;
+                Ok(Arc::new(seg))
+            }
+            Err(seg) => Ok(seg), // unreachable: nobody else holds it yet
+        }
+    }
+
+    /// Maps the segment of encoded bytes `name` made by process `pid` with `token`, once (not
+    /// kept). With `remove`, its file is removed when the mapping is dropped (the reader of a
+    /// handed-over segment). Its creator need not run any more.
+    pub(crate) fn open_bytes(name: &str, pid: u32, token: u64, remove: bool) -> Result<Segment> {
+        if valid_name(name) != Some(pid) {
+            return Err(err(name, format!("not a shared-memory segment name of process {pid}")));
+        }
+        let mut seg = Segment::open(name, pid, false)?;
+        if seg.token != token {
+            return Err(err(name, "the reference's token is not the segment's"));
+        }
+        if seg.dtype.is_some() {
+            return Err(err(name, "it holds an array, not encoded bytes"));
+        }
+        seg.owner = remove;
         Ok(seg)
     }
 
@@ -131,7 +183,7 @@ impl Segment {
         let seg = match existing {
             Some(seg) => seg,
             None => {
-                let seg = Arc::new(Segment::open(name, pid)?);
+                let seg = Arc::new(Segment::open(name, pid, true)?);
                 registry().lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), Arc::downgrade(&seg));
                 let mut kept = kept().lock().unwrap_or_else(|p| p.into_inner());
                 // Mappings whose file is gone (their creator is done with them) are let go.
@@ -143,17 +195,18 @@ impl Segment {
         if seg.token != token {
             return Err(err(name, "the handle's token is not the segment's: a handle of another process or pool"));
         }
-        if seg.dtype != dtype {
-            return Err(Error::DTypeMismatch {
-                context: format!("shared array {name}"),
-                expected: dtype,
-                found: seg.dtype,
-            });
+        match seg.dtype {
+            Some(found) if found != dtype => {
+                return Err(Error::DTypeMismatch { context: format!("shared array {name}"), expected: dtype, found })
+            }
+            Some(_) => {}
+            None => return Err(err(name, "it holds encoded bytes, not an array")),
         }
         Ok(seg)
     }
 
-    fn open(name: &str, pid: u32) -> Result<Segment> {
+    /// Opens and maps a segment; `live_creator`: refuse it when its creator is gone.
+    fn open(name: &str, pid: u32, live_creator: bool) -> Result<Segment> {
         let path = shm::dir().join(name);
         let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
             Ok(f) => f,
@@ -175,8 +228,12 @@ impl Segment {
         }
         let word = |r: std::ops::Range<usize>| header[r].iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
         let token = word(8..16);
-        let dtype =
-            DType::ALL.get(word(16..20) as usize).copied().ok_or_else(|| err(name, "unknown dtype in the header"))?;
+        let dtype = match word(16..20) as u32 {
+            BYTES => None,
+            code => {
+                Some(DType::ALL.get(code as usize).copied().ok_or_else(|| err(name, "unknown dtype in the header"))?)
+            }
+        };
         let data_bytes = word(24..32);
         if len != data_bytes.saturating_add(HEADER as u64) {
             return Err(err(
@@ -185,7 +242,7 @@ impl Segment {
             ));
         }
         let data_bytes = usize::try_from(data_bytes).map_err(|_| err(name, "too large for this process"))?;
-        if !shm::alive(pid) {
+        if live_creator && !shm::alive(pid) {
             return Err(err(name, format!("the process {pid} that created it is gone")));
         }
         let map = MmapOptions::new().populate().map_raw(&file).map_err(|e| err(name, format!("cannot map: {e}")))?;
