@@ -113,19 +113,14 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
         let mut retire = None;
         for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
             ctx.begin(first_index + k as u64, attempt);
-            let at = results.len();
             let failure = wire::push_result(&mut results, |out| {
                 let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
                 let Some(t) = entry else { return Err(Failure::UnknownTask(tasks.known())) };
                 // A large input is decoded straight from its shared-memory mapping.
                 input
-                    .with(false, |bytes| t.run_encoded(&mut ctx, bytes, out))
+                    .with(false, |bytes| t.run_encoded(&mut ctx, bytes, out, spill_over))
                     .map_err(|why| Failure::Serialization(format!("the input: {why}")))?
             });
-            if failure.is_none() {
-                // A large output goes back through shared memory; the parent removes it.
-                drop(wire::move_out_if_large(&mut results, at, spill_over, true));
-            }
             if let Some(Failure::Failed { sticky: true, message }) = failure {
                 retire = Some(format!("sticky device fault: {message}"));
             }

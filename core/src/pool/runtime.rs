@@ -276,11 +276,12 @@ impl Pool {
                     }
                     let before = body.len();
                     // The shared arrays the input names stay alive until its result is back.
-                    let (pushed, named) = payload::pin_while(|| wire::push_input(&mut body, input));
+                    let limit = inner.cfg.spill_over;
+                    let (pushed, named) = payload::pin_while(|| wire::push_input(&mut body, input, limit));
                     match pushed {
-                        Ok(()) => {
+                        Ok(moved_out) => {
                             pins.extend(named);
-                            pins.extend(wire::move_out_if_large(&mut body, before, inner.cfg.spill_over, false));
+                            pins.extend(moved_out);
                             item_bytes = item_bytes.max(body.len() - before);
                             if count == 0 {
                                 start = pos;

@@ -55,7 +55,6 @@ pub(crate) fn until_readable(reader: &mut BufReader<Stream>) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
 
     #[test]
     fn until_stops_at_the_window_or_when_ready() {
@@ -72,6 +71,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn until_readable_finds_data_and_leaves_the_socket_blocking() {
+        use std::io::{Read, Write};
         let (mut a, b) = Stream::pair().unwrap();
         let mut reader = BufReader::new(b);
         until_readable(&mut reader).unwrap(); // nothing yet: gives up after the window

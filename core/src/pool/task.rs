@@ -77,8 +77,16 @@ pub(crate) trait ErasedTask: Send + Sync {
     fn signature(&self) -> String;
     /// Takes the next input from `inputs` (a `std::vec::IntoIter<T::Input>`) and runs it.
     fn run_local(&self, ctx: &mut WorkerContext, inputs: &mut (dyn Any + Send)) -> Result<Value, Failure>;
-    /// Decodes `input`, runs it and appends the encoded output to `out`.
-    fn run_encoded(&self, ctx: &mut WorkerContext, input: &[u8], out: &mut Vec<u8>) -> Result<(), Failure>;
+    /// Decodes `input`, runs it and appends the output to `out` as an item of `wire`
+    /// (through shared memory when its encoding is over `spill_over` bytes); answers the
+    /// item's tag.
+    fn run_encoded(
+        &self,
+        ctx: &mut WorkerContext,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        spill_over: usize,
+    ) -> Result<u8, Failure>;
     /// Decodes an output sent by a process worker.
     fn decode_output(&self, bytes: &[u8]) -> Result<Value, String>;
 }
@@ -126,14 +134,23 @@ impl<T: Task> ErasedTask for Typed<T> {
         self.call(ctx, input).map(|out| Box::new(out) as Value)
     }
 
-    fn run_encoded(&self, ctx: &mut WorkerContext, input: &[u8], out: &mut Vec<u8>) -> Result<(), Failure> {
+    fn run_encoded(
+        &self,
+        ctx: &mut WorkerContext,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        spill_over: usize,
+    ) -> Result<u8, Failure> {
         let _ = crate::shared::take_decode_error();
         let input: T::Input = postcard::from_bytes(input).map_err(|e| {
             let shared = crate::shared::take_decode_error().map(|m| format!(": {m}")).unwrap_or_default();
             Failure::Serialization(format!("decoding the input: {e}{shared}"))
         })?;
         let output = self.call(ctx, input)?;
-        encode_into(&output, out).map_err(|e| Failure::Serialization(format!("encoding the output: {e}")))
+        // A large output is handed over: the parent removes its segment after reading it.
+        super::wire::encode_item(&output, out, spill_over, true)
+            .map(|(tag, _handed_over)| tag)
+            .map_err(|e| Failure::Serialization(format!("encoding the output: {e}")))
     }
 
     fn decode_output(&self, bytes: &[u8]) -> Result<Value, String> {

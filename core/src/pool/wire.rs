@@ -113,17 +113,54 @@ pub(crate) fn split_frame<H: DeserializeOwned>(frame: &[u8]) -> io::Result<(H, &
     Ok((header, &frame[4 + header_len..]))
 }
 
-/// Appends one input, encoded, to a job body.
-pub(crate) fn push_input<V: Serialize + ?Sized>(body: &mut Vec<u8>, value: &V) -> Result<(), postcard::Error> {
+/// Appends `value`'s encoding to `out` and answers [`INLINE`]; or, when the encoding is
+/// over `limit` bytes, encodes it into a shared-memory segment of its own, appends the
+/// encoded [`PayloadRef`] and answers [`SHARED`] with what keeps the segment alive
+/// (`hand_over`: the reader removes it, as for a worker's outputs). Where shared memory
+/// fails, the value goes inline (slower, same result) and the reason is logged.
+pub(crate) fn encode_item<V: Serialize + ?Sized>(
+    value: &V,
+    out: &mut Vec<u8>,
+    limit: usize,
+    hand_over: bool,
+) -> Result<(u8, Pins), postcard::Error> {
+    // Measuring first costs a few ns for a small value and saves a large one the growth
+    // of `out` and a copy.
+    let size = postcard::serialize_with_flavor(value, postcard::ser_flavors::Size::default())?;
+    if size > limit {
+        match payload::spill(value, size, hand_over) {
+            Ok((r, pins)) => {
+                encode_into(&r, out)?;
+                return Ok((SHARED, pins));
+            }
+            Err(e) => tracing::warn!("polycompute pool: a large value goes through the pipe: {e}"),
+        }
+    }
+    out.reserve(size);
+    encode_into(value, out)?;
+    Ok((INLINE, Pins::default()))
+}
+
+/// Appends one input to a job body (see [`encode_item`]).
+pub(crate) fn push_input<V: Serialize + ?Sized>(
+    body: &mut Vec<u8>,
+    value: &V,
+    limit: usize,
+) -> Result<Pins, postcard::Error> {
     let at = body.len();
     body.extend_from_slice(&[INLINE, 0, 0, 0, 0]);
-    if let Err(e) = encode_into(value, body) {
-        body.truncate(at);
-        return Err(e);
+    match encode_item(value, body, limit, false) {
+        Ok((tag, pins)) => {
+            body[at] = tag;
+            let len = (body.len() - at - 5) as u32;
+            body[at + 1..at + 5].copy_from_slice(&len.to_le_bytes());
+            Ok(pins)
+        }
+        Err(e) => {
+            body.truncate(at);
+            Err(e)
+        }
     }
-    let len = (body.len() - at - 5) as u32;
-    body[at + 1..at + 5].copy_from_slice(&len.to_le_bytes());
-    Ok(())
 }
 
 /// Appends one item as it is (a tag and its bytes).
@@ -131,32 +168,6 @@ pub(crate) fn push_item(body: &mut Vec<u8>, tag: u8, bytes: &[u8]) {
     body.push(tag);
     body.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
     body.extend_from_slice(bytes);
-}
-
-/// When the [`INLINE`] item that starts at `at` (the last one of `body`) is over `limit`
-/// bytes, moves its bytes into shared memory and leaves a [`SHARED`] item in its place.
-/// Returns what keeps the bytes alive (empty when nothing moved). `hand_over`: the reader
-/// removes them (a worker's outputs). Where shared memory fails, the item stays in the
-/// pipe (slower, same result) and the reason is logged.
-pub(crate) fn move_out_if_large(body: &mut Vec<u8>, at: usize, limit: usize, hand_over: bool) -> Pins {
-    if body.get(at) != Some(&INLINE) || body.len() - at - 5 <= limit {
-        return Pins::default();
-    }
-    match payload::spill(&body[at + 5..], hand_over) {
-        Ok((r, pins)) => {
-            body.truncate(at);
-            let mut encoded = Vec::new();
-            // A PayloadRef always encodes (strings and integers).
-            if encode_into(&r, &mut encoded).is_ok() {
-                push_item(body, SHARED, &encoded);
-            }
-            pins
-        }
-        Err(e) => {
-            tracing::warn!("polycompute pool: a large value goes through the pipe: {e}");
-            Pins::default()
-        }
-    }
 }
 
 /// The items of a body, in order: `(tag, bytes)`.
@@ -220,15 +231,19 @@ fn take<'a>(rest: &mut &'a [u8], n: usize) -> io::Result<&'a [u8]> {
     Ok(head)
 }
 
-/// Appends one result to a results body: `run` appends the encoded output, or fails.
+/// Appends one result to a results body: `run` appends the output as an item (see
+/// [`encode_item`]) and answers its tag, or fails.
 pub(crate) fn push_result(
     body: &mut Vec<u8>,
-    run: impl FnOnce(&mut Vec<u8>) -> Result<(), Failure>,
+    run: impl FnOnce(&mut Vec<u8>) -> Result<u8, Failure>,
 ) -> Option<Failure> {
     let at = body.len();
     body.extend_from_slice(&[INLINE, 0, 0, 0, 0]);
     let failure = match run(body) {
-        Ok(()) => None,
+        Ok(tag) => {
+            body[at] = tag;
+            None
+        }
         Err(f) => {
             body.truncate(at + 5);
             body[at] = FAILURE;
@@ -270,8 +285,8 @@ mod tests {
     #[test]
     fn frames_round_trip() {
         let mut body = Vec::new();
-        push_input(&mut body, &7u64).unwrap();
-        push_input(&mut body, &"hello").unwrap();
+        push_input(&mut body, &7u64, usize::MAX).unwrap();
+        push_input(&mut body, &"hello", usize::MAX).unwrap();
         let mut wire = Vec::new();
         let header = ToWorker::Job { id: 3, task: "t".into(), first_index: 10, attempt: 1, count: 2 };
         write_frame(&mut wire, &header, &body).unwrap();
@@ -290,7 +305,7 @@ mod tests {
     #[test]
     fn results_carry_outputs_and_failures() {
         let mut body = Vec::new();
-        assert!(push_result(&mut body, |out| encode_into(&1.5f64, out).map_err(|_| unreachable!())).is_none());
+        assert!(push_result(&mut body, |out| Ok(encode_item(&1.5f64, out, 100, true).unwrap().0)).is_none());
         let f = push_result(&mut body, |out| {
             out.push(99); // partial output is discarded
             Err(Failure::Panicked("boom".into()))
@@ -307,14 +322,11 @@ mod tests {
     fn large_items_move_to_shared_memory_and_back() {
         let big: Vec<u32> = (0..10_000).collect();
         let mut body = Vec::new();
-        push_input(&mut body, &1u8).unwrap();
-        assert_eq!(move_out_if_large(&mut body, 0, 100, false).len(), 0, "small: stays");
+        assert_eq!(push_input(&mut body, &1u8, 100).unwrap().len(), 0, "small: stays");
         let at = body.len();
-        push_input(&mut body, &big).unwrap();
-        let inline_len = body.len() - at;
-        let pins = move_out_if_large(&mut body, at, 100, false);
+        let pins = push_input(&mut body, &big, 100).unwrap();
         assert_eq!(pins.len(), 1);
-        assert!(body.len() - at < 100 && inline_len > 10_000, "the pipe carries a reference");
+        assert!(body.len() - at < 100, "the pipe carries a reference");
         let items: Vec<Encoded> = inputs(&body).collect::<io::Result<_>>().unwrap();
         assert!(matches!(items[1], Encoded::Shared(_)));
         let back = items[1].with(false, |b| postcard::from_bytes::<Vec<u32>>(b).unwrap()).unwrap();
@@ -327,7 +339,7 @@ mod tests {
     #[test]
     fn truncated_bodies_are_errors_not_panics() {
         let mut body = Vec::new();
-        push_input(&mut body, &123u64).unwrap();
+        push_input(&mut body, &123u64, usize::MAX).unwrap();
         body.pop();
         assert!(inputs(&body).next().unwrap().is_err());
         assert!(results(&[0, 9, 0, 0, 0, 1]).next().unwrap().is_err());

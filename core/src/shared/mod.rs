@@ -107,7 +107,7 @@ impl<T: Element> SharedArray<T> {
         let bytes = numel
             .checked_mul(T::DTYPE.size_bytes())
             .ok_or_else(|| Error::TooLarge(format!("a shared array of shape {shape:?}")))?;
-        let seg = Segment::create(Some(T::DTYPE), bytes)?;
+        let seg = Segment::create(Some(T::DTYPE), bytes, true)?;
         Ok(SharedArray { seg, shape: shape.to_vec(), offset: 0, _t: PhantomData })
     }
 

@@ -69,12 +69,27 @@ pub(super) fn note_serialized<T: Element>(array: &SharedArray<T>) {
     });
 }
 
-/// Moves `bytes` into a new segment. The parent's inputs (`hand_over` false): the returned
-/// pins remove the file when dropped. A worker's outputs (`hand_over` true): the parent
-/// removes it after reading it ([`read`] with `remove`).
-pub(crate) fn spill(bytes: &[u8], hand_over: bool) -> Result<(PayloadRef, Pins)> {
-    let seg = Segment::create_bytes(bytes, hand_over)?;
-    let r = PayloadRef { name: seg.name.clone(), pid: seg.pid, token: seg.token, len: bytes.len() as u64 };
+/// Encodes `value` (postcard, `size` bytes: its `serialized_size`) straight into a new
+/// segment. The parent's inputs (`hand_over` false): the returned pins remove the file
+/// when dropped. A worker's outputs (`hand_over` true): the parent removes it after
+/// reading it ([`read`] with `remove`).
+pub(crate) fn spill<V: Serialize + ?Sized>(value: &V, size: usize, hand_over: bool) -> Result<(PayloadRef, Pins)> {
+    let seg = Segment::create(None, size, !hand_over)?;
+    // SAFETY: the segment was just made and nobody else knows its name yet; its data area
+    // is `size` bytes long and lives as long as `seg`.
+    let dest = unsafe { std::slice::from_raw_parts_mut(seg.data_ptr(), size) };
+    let written = postcard::to_slice(value, dest).map(|w| w.len());
+    if written.as_ref().ok() != Some(&size) {
+        let why = match written {
+            Ok(n) => format!("the value encoded to {n} bytes, {size} were measured"),
+            Err(e) => format!("encoding into it: {e}"),
+        };
+        if hand_over {
+            let _ = std::fs::remove_file(seg.path()); // nobody will read it
+        }
+        return Err(crate::Error::SharedMemory { segment: seg.name.clone(), why });
+    }
+    let r = PayloadRef { name: seg.name.clone(), pid: seg.pid, token: seg.token, len: size as u64 };
     Ok((r, Pins(vec![seg])))
 }
 
@@ -100,11 +115,12 @@ mod tests {
 
     #[test]
     fn spilled_bytes_read_back_and_the_file_goes_with_its_owner() {
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        let (r, pins) = spill(&data, false).unwrap();
+        let data: Vec<u32> = (0..100_000).collect();
+        let size = postcard::to_allocvec(&data).unwrap().len();
+        let (r, pins) = spill(&data, size, false).unwrap();
         let path = crate::platform::shm::dir().join(&r.name);
         assert!(path.exists());
-        assert!(read(&r, false, |b| b == &data[..]).unwrap());
+        assert!(read(&r, false, |b| b == postcard::to_allocvec(&data).unwrap()).unwrap());
         assert!(path.exists(), "a reader without `remove` leaves the file");
         drop(pins);
         assert!(!path.exists(), "the creator's pins remove the file");
@@ -113,19 +129,23 @@ mod tests {
 
     #[test]
     fn handed_over_bytes_are_removed_by_their_reader() {
-        let (r, pins) = spill(b"payload", true).unwrap();
+        let (r, pins) = spill("payload", 8, true).unwrap();
         let path = crate::platform::shm::dir().join(&r.name);
         drop(pins);
         assert!(path.exists(), "handed over: the creator leaves it");
-        assert_eq!(read(&r, true, <[u8]>::to_vec).unwrap(), b"payload");
+        assert_eq!(read(&r, true, |b| postcard::from_bytes::<String>(b).unwrap()).unwrap(), "payload");
         assert!(!path.exists(), "the reader removed it");
     }
 
     #[test]
     fn bad_references_are_errors() {
-        let (r, _pins) = spill(b"abc", false).unwrap();
-        let bad = PayloadRef { len: 4, ..r.clone() };
-        assert!(read(&bad, false, |_| ()).unwrap_err().to_string().contains("3 bytes"));
+        let short = spill("abc", 3, true).err().unwrap().to_string();
+        assert!(short.contains("encoding into it"), "{short}");
+        let long = spill("abc", 5, false).err().unwrap().to_string();
+        assert!(long.contains("encoded to 4 bytes, 5 were measured"), "{long}");
+        let (r, _pins) = spill("abc", 4, false).unwrap();
+        let bad = PayloadRef { len: 5, ..r.clone() };
+        assert!(read(&bad, false, |_| ()).unwrap_err().to_string().contains("4 bytes"));
         let bad = PayloadRef { token: r.token ^ 1, ..r.clone() };
         assert!(read(&bad, false, |_| ()).unwrap_err().to_string().contains("token"));
         let array = SharedArray::<f32>::zeros(&[4]).unwrap();

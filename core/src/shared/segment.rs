@@ -90,8 +90,10 @@ fn valid_name(name: &str) -> Option<u32> {
 
 impl Segment {
     /// Creates a zero-filled segment of `data_bytes` bytes holding `dtype` elements (`None`:
-    /// encoded bytes).
-    pub(crate) fn create(dtype: Option<DType>, data_bytes: usize) -> Result<Arc<Segment>> {
+    /// encoded bytes, its pages mapped at once since they are written next). Unless `owner`,
+    /// this process never removes its file: whoever reads it does ([`Segment::open_bytes`]),
+    /// or, should nobody read it, the cleanup of leftovers once this process has exited.
+    pub(crate) fn create(dtype: Option<DType>, data_bytes: usize, owner: bool) -> Result<Arc<Segment>> {
         remove_leftovers();
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -116,7 +118,11 @@ impl Segment {
             header[16..20].copy_from_slice(&dtype_code(dtype).to_le_bytes());
             header[24..32].copy_from_slice(&(data_bytes as u64).to_le_bytes());
             file.write_all(&header)?;
-            let map = MmapOptions::new().map_raw(&file)?;
+            let mut options = MmapOptions::new();
+            if dtype.is_none() {
+                options.populate();
+            }
+            let map = options.map_raw(&file)?;
             // Where the OS lets tmpfs use huge pages on request (Linux, shmem_enabled =
             // advise), a worker then maps the segment with 512x fewer page-table entries: its
             // first touch of a GiB costs 60-110 ms with 4 KiB pages on the development VM.
@@ -132,26 +138,9 @@ impl Segment {
                 return Err(io("cannot size or map", e));
             }
         };
-        let seg = Arc::new(Segment { name: name.clone(), path, map, data_bytes, dtype, pid, token, owner: true });
+        let seg = Arc::new(Segment { name: name.clone(), path, map, data_bytes, dtype, pid, token, owner });
         registry().lock().unwrap_or_else(|p| p.into_inner()).insert(name, Arc::downgrade(&seg));
         Ok(seg)
-    }
-
-    /// A new segment holding a copy of `bytes`. With `hand_over`, this process never removes
-    /// its file: whoever reads it does ([`Segment::open_bytes`]), or, should nobody read it,
-    /// the cleanup of leftovers once this process has exited.
-    pub(crate) fn create_bytes(bytes: &[u8], hand_over: bool) -> Result<Arc<Segment>> {
-        let seg = Segment::create(None, bytes.len())?;
-        // SAFETY: the segment was just made and is not shared with anyone yet; its data area
-        // is `bytes.len()` bytes long.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), seg.data_ptr(), bytes.len()) };
-        match Arc::try_unwrap(seg) {
-            Ok(mut seg) => {
-                seg.owner = !hand_over;
-                Ok(Arc::new(seg))
-            }
-            Err(seg) => Ok(seg), // unreachable: nobody else holds it yet
-        }
     }
 
     /// Maps the segment of encoded bytes `name` made by process `pid` with `token`, once (not
