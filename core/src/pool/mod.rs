@@ -13,7 +13,13 @@
 //! Thread workers move values; process workers are this executable re-executed (never
 //! forked) talking over a socket, so a crash costs one worker and the task's own printing
 //! cannot corrupt the protocol. How they start and how they die with their parent is the
-//! OS-specific part, in [`crate::platform`].
+//! OS-specific part, in [`crate::platform`]. An input or output whose encoding is over 1 MiB
+//! (`PoolBuilder::shared_memory_threshold`) travels through a shared-memory segment instead
+//! of the socket; a [`crate::shared::SharedArray`] is never copied at all.
+//!
+//! Every waiter on a task's round trip (the caller in `wait`, a process worker's driver
+//! thread, the worker process) polls for up to 50 µs, yielding its core, before it blocks:
+//! waking a blocked process costs more than a short task.
 //!
 //! Failure handling: a process worker that crashes, overruns the task timeout, runs a
 //! cancelled task or hits a sticky device fault is replaced (a thread worker in that state
