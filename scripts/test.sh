@@ -44,6 +44,17 @@ run cargo test -p polycompute -p polycompute-core -p polycompute-cpu
 export POLYCOMPUTE_REQUIRE=wgpu
 run cargo test --workspace --all-features
 
+# The per-OS code (worker start, parent-death detection, shared memory, the socket) must at
+# least compile for macOS and Windows: `cargo check` of the CPU build for each, with the
+# target's standard library from rustup. A machine whose rustup cannot fetch it says so.
+for target in aarch64-apple-darwin x86_64-pc-windows-gnu; do
+    if rustup target list --installed | grep -qx "$target" || timeout 300 rustup target add "$target"; then
+        run cargo check -p polycompute -p polycompute-core -p polycompute-cpu --target "$target"
+    else
+        echo "scripts/test.sh: NOT CHECKED: rustup could not install the $target standard library"
+    fi
+done
+
 # The README's example must be examples/quickstart.rs word for word (which the build checks).
 echo "+ diff <README.md's rust block> examples/quickstart.rs"
 diff <(awk '/^```rust$/ {on = 1; next} /^```$/ && on {exit} on' README.md) examples/quickstart.rs
