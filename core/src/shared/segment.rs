@@ -234,7 +234,14 @@ impl Segment {
         if live_creator && !shm::alive(pid) {
             return Err(err(name, format!("the process {pid} that created it is gone")));
         }
-        let map = MmapOptions::new().populate().map_raw(&file).map_err(|e| err(name, format!("cannot map: {e}")))?;
+        // An array's pages are mapped as tasks touch them (a task may read a few rows of a
+        // large array); the mapping is kept, so each page is mapped once per worker. A
+        // payload is read whole at once: all its pages in one call.
+        let mut options = MmapOptions::new();
+        if dtype.is_none() {
+            options.populate();
+        }
+        let map = options.map_raw(&file).map_err(|e| err(name, format!("cannot map: {e}")))?;
         Ok(Segment { name: name.to_string(), path, map, data_bytes, dtype, pid, token, owner: false })
     }
 
