@@ -9,8 +9,9 @@
 # transposes), the conformance suite's CUDA trials, the CUDA figures against the targets
 # (figures.json: copy/map/sum GB/s, own/cuBLAS matmul GFLOP/s), `polycompute bench --json --device cuda:0`
 # (the default matmul path, then the own kernel and cuBLAS alone), and the NVRTC compile check
-# against the toolkit's NVRTC. Each step's output goes to RESULTS_DIR/<step>.log (JSON to
-# <step>.json), one line per step to RESULTS_DIR/summary.txt; exit status 1 if any step failed.
+# against the toolkit's NVRTC, and `polycompute demo` on cuda:0 with process and thread
+# workers. Each step's output goes to RESULTS_DIR/<step>.log (JSON to <step>.json), one line
+# per step to RESULTS_DIR/summary.txt; exit status 1 if any step failed.
 # GPU_RUN_QUICK=1 passes --quick to the bench; STEP_TIMEOUT (seconds, default 600) bounds a step.
 set -uo pipefail
 
@@ -73,6 +74,10 @@ step bench_matmul_own json -- env POLYCOMPUTE_CUDA_MATMUL=own \
     "$here/bin/polycompute" bench --json --device cuda:0 --only matmul_f32_1024 --only matmul_f32_2048 "${quick[@]}"
 step bench_matmul_cublas json -- env POLYCOMPUTE_CUDA_MATMUL=cublas \
     "$here/bin/polycompute" bench --json --device cuda:0 --only matmul_f32_1024 --only matmul_f32_2048 "${quick[@]}"
+# The pool on the GPU: one worker per CUDA device, in each worker mode (process workers are
+# this binary re-executed, each opening its own CUDA context), results cross-checked on the CPU.
+step demo_process json -- "$here/bin/polycompute" demo --json --devices cuda:0 --mode process --tasks 256
+step demo_thread json -- "$here/bin/polycompute" demo --json --devices cuda:0 --mode thread --tasks 256
 step cuda_nvrtc_compile -- env POLYCOMPUTE_REQUIRE_NVRTC=1 "$here/tests/cuda_nvrtc_compile" --nocapture
 if [[ -x "$here/tests/cuda_fake_driver" ]]; then
     step cuda_fake_driver -- "$here/tests/cuda_fake_driver"
