@@ -10,14 +10,14 @@
 //! Yielding only costs nothing while this core has no other runnable thread. When it has
 //! (the machine is loaded), `yield` hands the core over for a whole time slice, milliseconds,
 //! and polling makes the round trip far slower than blocking: with two busy loops beside
-//! the bench, 4 ms median in process mode instead of 21 µs. A yield that took longer than
-//! [`SLOW_YIELD`] is that signal (the pool's own threads hand the core back within tens of
-//! µs): for the next [`BACK_OFF`] no waiter of this process yields; they block after the
-//! spin. Measured medians (process / thread round trip, no-op task, 2 workers, 2 cores):
+//! the bench, 4 ms median in process mode instead of 21 µs. Yields that took longer than
+//! [`SLOW_YIELD`], [`SLOW_YIELDS`] of them within [`SLOW_SPAN`], are that signal (one alone
+//! may be the pool's own work): for the next [`BACK_OFF`] no waiter of this process yields;
+//! they block after the spin. Measured medians (process / thread round trip, no-op task, 2 workers, 2 cores):
 //! idle 21-29 / 1.5 µs; two busy loops beside it 32-36 / 1.6-8 µs; one, 34-43 / 10-11 µs.
 
 use std::io::{self, BufRead, BufReader};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -30,10 +30,19 @@ pub(crate) const WINDOW: Duration = Duration::from_micros(50);
 
 /// A yield slower than this means a thread outside the round trip took the core for a
 /// time slice.
-const SLOW_YIELD: Duration = Duration::from_micros(500);
+const SLOW_YIELD: Duration = Duration::from_millis(1);
 
-/// How long waiters skip the yielding polls after a slow yield.
+/// This many slow yields within [`SLOW_SPAN`] mean a loaded machine; fewer may be the pool's
+/// own threads (a long task, the caller encoding a large map's inputs).
+const SLOW_YIELDS: u32 = 3;
+const SLOW_SPAN: Duration = Duration::from_millis(20);
+
+/// How long waiters skip the yielding polls once the machine looks loaded.
 const BACK_OFF: Duration = Duration::from_millis(100);
+
+/// Slow yields counted since [`SLOW_SINCE`] (ns since [`epoch`]).
+static SLOW_COUNT: AtomicU32 = AtomicU32::new(0);
+static SLOW_SINCE: AtomicU64 = AtomicU64::new(0);
 
 /// Nanoseconds since [`epoch`] until which waiters do not yield (0: they may).
 static CONTENDED_UNTIL: AtomicU64 = AtomicU64::new(0);
@@ -45,6 +54,23 @@ fn epoch() -> Instant {
 
 fn now_ns() -> u64 {
     epoch().elapsed().as_nanos() as u64
+}
+
+/// Counts a slow yield that ended at `now`; the last of [`SLOW_YIELDS`] within [`SLOW_SPAN`]
+/// starts a [`BACK_OFF`]. Races between waiters only shift a count by one.
+fn slow_yield(now: u64) {
+    let since = SLOW_SINCE.load(Ordering::Relaxed);
+    let count = if now.saturating_sub(since) > SLOW_SPAN.as_nanos() as u64 {
+        SLOW_SINCE.store(now, Ordering::Relaxed);
+        SLOW_COUNT.store(1, Ordering::Relaxed);
+        1
+    } else {
+        SLOW_COUNT.fetch_add(1, Ordering::Relaxed) + 1
+    };
+    if count >= SLOW_YIELDS {
+        CONTENDED_UNTIL.store(now + BACK_OFF.as_nanos() as u64, Ordering::Relaxed);
+        SLOW_COUNT.store(0, Ordering::Relaxed);
+    }
 }
 
 /// Polls `ready` (see the module docs) until it answers true or the polling ends; answers
@@ -72,7 +98,7 @@ pub(crate) fn until(mut ready: impl FnMut() -> bool) -> bool {
         std::thread::yield_now();
         let after = now_ns();
         if after - before > slow {
-            CONTENDED_UNTIL.store(after + BACK_OFF.as_nanos() as u64, Ordering::Relaxed);
+            slow_yield(after);
             return ready();
         }
         if after - start >= window {
