@@ -147,8 +147,14 @@ mod tests {
     }
 
     #[test]
-    fn after_a_slow_yield_waiters_only_spin() {
-        CONTENDED_UNTIL.store(u64::MAX, Ordering::Relaxed);
+    fn three_slow_yields_make_waiters_only_spin() {
+        // Timestamps far past anything this process has seen (a real slow yield may happen).
+        let t = now_ns() + 1_000_000_000;
+        slow_yield(t);
+        slow_yield(t + 1_000);
+        assert!(CONTENDED_UNTIL.load(Ordering::Relaxed) < t, "two are not enough");
+        slow_yield(t + 2_000);
+        assert_eq!(CONTENDED_UNTIL.load(Ordering::Relaxed), t + 2_000 + BACK_OFF.as_nanos() as u64);
         let mut polls = 0;
         assert!(!until(|| {
             polls += 1;
