@@ -17,6 +17,8 @@ pub mod pool;
 pub mod registry;
 pub mod shape;
 pub mod shared;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use array::{map, DeviceArray};
 pub use backend::{Backend, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo};
