@@ -21,7 +21,8 @@ fn or_skip<T>(opened: polycompute_core::Result<T>) -> Option<T> {
     match opened {
         Ok(d) => Some(d),
         Err(e) if is_unavailable(&e) => {
-            let skipped = Required::from_env().and_then(|r| r.skip_or_fail(BackendKind::Wgpu, format!("no adapter ({e})")));
+            let skipped =
+                Required::from_env().and_then(|r| r.skip_or_fail(BackendKind::Wgpu, format!("no adapter ({e})")));
             if let Err(e) = skipped {
                 panic!("{e}");
             }

@@ -134,7 +134,8 @@ impl Required {
                 }
             };
             for info in infos {
-                let dev = Device::open(kind, info.ordinal).map_err(|source| TestKitError::Open { id: info.id(), source })?;
+                let dev =
+                    Device::open(kind, info.ordinal).map_err(|source| TestKitError::Open { id: info.id(), source })?;
                 out.push(dev);
             }
         }
@@ -194,7 +195,9 @@ mod tests {
         assert!(Required::none().open_or_skip(BackendKind::Cpu, 0).unwrap().is_none());
         let required = Required::parse("cpu").unwrap();
         match required.for_each_device(|_| ()) {
-            Err(TestKitError::Required { kind: BackendKind::Cpu, reason }) => assert!(reason.contains("cpu"), "{reason}"),
+            Err(TestKitError::Required { kind: BackendKind::Cpu, reason }) => {
+                assert!(reason.contains("cpu"), "{reason}")
+            }
             other => panic!("expected Required, got {other:?}"),
         }
         assert!(matches!(required.open_or_skip(BackendKind::Cpu, 0), Err(TestKitError::Required { .. })));

@@ -121,22 +121,8 @@ const F64: [f64; 33] = [
 ];
 
 /// More f64 values for the extended set.
-const F64_MORE: [f64; 14] = [
-    3.7,
-    -3.7,
-    7.0,
-    -7.0,
-    100.25,
-    0.1,
-    1e-30,
-    1e30,
-    3e9,
-    5e9,
-    1.7e308,
-    -1.7e308,
-    -2_147_483_648.5,
-    2_147_483_648.0,
-];
+const F64_MORE: [f64; 14] =
+    [3.7, -3.7, 7.0, -7.0, 100.25, 0.1, 1e-30, 1e30, 3e9, 5e9, 1.7e308, -1.7e308, -2_147_483_648.5, 2_147_483_648.0];
 
 /// The curated i32 specials: 0, ±1 (division by zero, `MIN / -1`), small values, the square
 /// root of 2^31 (overflowing squares), 2^16, 2^24 ± 1 (exact in f32 or not) and the extremes.

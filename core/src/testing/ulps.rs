@@ -205,13 +205,19 @@ impl Ulps {
 
 impl fmt::Display for Ulps {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.max, self.abs) {
-            (0, a) if a == 0.0 => f.write_str("exact")?,
-            (m, a) if a == 0.0 => write!(f, "{m} ulp")?,
-            (m, a) => write!(f, "{m} ulp or abs {a:e}")?,
+        let exact = self.max == 0 && self.abs == 0.0;
+        if exact {
+            f.write_str("exact")?;
+        } else if self.abs == 0.0 {
+            write!(f, "{} ulp", self.max)?;
+        } else {
+            write!(f, "{} ulp or abs {:e}", self.max, self.abs)?;
         }
-        if self.zeros == SignedZeros::Distinct && (self.max, self.abs) != (0, 0.0) {
-            f.write_str(", signed zeros")?;
+        // Exact tells the zeros apart unless told otherwise; a ULP allowance does not.
+        match (exact, self.zeros) {
+            (true, SignedZeros::Equal) => f.write_str(" but -0.0 == +0.0")?,
+            (false, SignedZeros::Distinct) => f.write_str(", signed zeros")?,
+            _ => {}
         }
         Ok(())
     }
@@ -341,6 +347,8 @@ mod tests {
         let short = Ulps::EXACT.compare(&got[..3], &want).unwrap_err();
         assert_eq!(short.to_string(), "3 element(s), the reference has 20");
         assert!(Ulps::within(1).zeros(SignedZeros::Distinct).to_string().ends_with("signed zeros"));
+        assert_eq!(Ulps::EXACT.zeros(SignedZeros::Equal).to_string(), "exact but -0.0 == +0.0");
+        assert_eq!(Ulps::within(3).or_abs(0.5).to_string(), "3 ulp or abs 5e-1");
     }
 
     #[test]
