@@ -175,3 +175,30 @@ fn large_map_and_sum_are_correct_in_parallel() {
     let bound = 21.0 * f32::EPSILON as f64 * host.iter().map(|&v| v.abs() as f64).sum::<f64>();
     assert!((sum - exact).abs() <= bound, "sum {sum} vs {exact}, bound {bound}");
 }
+
+#[test]
+fn special_values_survive_the_round_trip_on_every_device() {
+    use polycompute_core::testing::{for_each_device, Specials, Ulps};
+
+    // Data movement keeps every bit: NaN, -0.0, subnormals and the integer extremes.
+    fn round_trip<T: Specials>(dev: &Device) -> Vec<u64> {
+        let v = T::extended();
+        let back = dev.from_slice(&v, &[v.len()]).unwrap().to_vec().unwrap();
+        back.iter().map(|x| x.to_scalar().to_bits()).collect()
+    }
+    fn bits<T: Specials>() -> Vec<u64> {
+        T::extended().iter().map(|x| x.to_scalar().to_bits()).collect()
+    }
+    let ran = for_each_device(|dev| {
+        assert_eq!(round_trip::<f32>(dev), bits::<f32>(), "f32 on {}", dev.id());
+        assert_eq!(round_trip::<f64>(dev), bits::<f64>(), "f64 on {}", dev.id());
+        assert_eq!(round_trip::<i32>(dev), bits::<i32>(), "i32 on {}", dev.id());
+        assert_eq!(round_trip::<u32>(dev), bits::<u32>(), "u32 on {}", dev.id());
+        // And through an op: a copy.
+        let v = f32::extended();
+        let copied = dev.from_slice(&v, &[v.len()]).unwrap().copy().unwrap().to_vec().unwrap();
+        Ulps::EXACT.assert(&copied, &v, format!("copy on {}", dev.id()));
+    })
+    .unwrap();
+    assert!(ran.contains(&"cpu:0".to_string()), "the CPU is always there: {ran:?}");
+}

@@ -14,9 +14,7 @@ use std::sync::{Arc, Mutex};
 use libtest_mimic::{Arguments, Failed, Trial};
 use polycompute::conformance::{corpus, run_case, Case, Prepared, Status};
 use polycompute::{BackendKind, Device};
-
-/// The environment variable naming the backends that must be available.
-const REQUIRE_ENV: &str = "POLYCOMPUTE_REQUIRE";
+use polycompute_core::testing::devices::{Required, REQUIRE_ENV};
 
 /// Backend kinds in the order their trials run.
 const KINDS: [BackendKind; 3] = [BackendKind::Cpu, BackendKind::Wgpu, BackendKind::Cuda];
@@ -55,12 +53,7 @@ impl Shared {
 
 /// The backends `POLYCOMPUTE_REQUIRE` names, or the names it has that are no backend.
 fn required() -> Result<Vec<BackendKind>, String> {
-    let Ok(list) = std::env::var(REQUIRE_ENV) else { return Ok(Vec::new()) };
-    list.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| BackendKind::parse(s).ok_or_else(|| format!("{REQUIRE_ENV}: {s:?} is not cpu, wgpu or cuda")))
-        .collect()
+    Required::from_env().map(|r| r.kinds().to_vec()).map_err(|e| e.to_string())
 }
 
 /// A listed device's id, and the device or why it did not open.

@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{dev, special_f32, special_f64, special_i32, special_u32};
+use common::dev;
+use polycompute_core::testing::Specials;
 use polycompute_core::{DType, DeviceArray, Element};
 
 fn permutations(n: usize) -> Vec<Vec<usize>> {
@@ -130,10 +131,10 @@ fn cast_all_to<S: Element>(xs: &[S]) {
 
 #[test]
 fn casts_between_every_pair_of_dtypes() {
-    cast_all_to(&special_f32());
-    cast_all_to(&special_f64());
-    cast_all_to(&special_i32());
-    cast_all_to(&special_u32());
+    cast_all_to(&f32::extended());
+    cast_all_to(&f64::extended());
+    cast_all_to(&i32::extended());
+    cast_all_to(&u32::extended());
     // A long cast runs in parallel and still converts every element.
     let v: Vec<i32> = (0..100_000).map(|i: i32| i.wrapping_mul(40_000).wrapping_sub(7)).collect();
     let a: DeviceArray<i32> = dev().from_slice(&v, &[v.len()]).unwrap();

@@ -4,40 +4,33 @@
 
 mod common;
 
-use common::{assert_close, dev, special_f32, special_f64};
-use polycompute_core::{BinaryOp, DeviceArray, Element, Expr, UnaryOp};
+use common::dev;
+use polycompute_core::testing::{Specials, UlpFloat, Ulps};
+use polycompute_core::{BinaryOp, DeviceArray, Expr, UnaryOp};
 
 /// A float dtype under test, seen through f64.
-trait F: Element {
-    const MANTISSA: u32;
-    fn specials() -> Vec<Self>;
+trait F: Specials + UlpFloat {
     fn of(v: f64) -> Self;
-    fn to(self) -> f64;
 }
 
 impl F for f32 {
-    const MANTISSA: u32 = 24;
-    fn specials() -> Vec<f32> {
-        special_f32()
-    }
     fn of(v: f64) -> f32 {
         v as f32
-    }
-    fn to(self) -> f64 {
-        self as f64
     }
 }
 
 impl F for f64 {
-    const MANTISSA: u32 = 53;
-    fn specials() -> Vec<f64> {
-        special_f64()
-    }
     fn of(v: f64) -> f64 {
         v
     }
-    fn to(self) -> f64 {
-        self
+}
+
+/// Bit for bit (signed zeros included) for an allowance of 0 ULPs, else within `ulps`.
+fn tolerance(ulps: u64) -> Ulps {
+    if ulps == 0 {
+        Ulps::EXACT
+    } else {
+        Ulps::within(ulps)
     }
 }
 
@@ -148,18 +141,18 @@ fn binary_ref(op: BinaryOp, a: f64, b: f64) -> (f64, u64) {
 
 fn unary_ops<T: F>() {
     let d = dev();
-    let xs = T::specials();
+    let xs = T::extended();
     let x = d.from_slice(&xs, &[xs.len()]).unwrap();
     for op in UnaryOp::ALL {
-        let got: Vec<f64> = x.map(|e| e.unary(op)).unwrap().to_vec().unwrap().into_iter().map(T::to).collect();
+        let got = x.map(|e| e.unary(op)).unwrap().to_vec().unwrap();
         let mut want = Vec::new();
         let mut ulps = 0;
         for &v in &xs {
-            let (w, u) = unary_ref(op, v.to());
-            want.push(T::of(w).to());
+            let (w, u) = unary_ref(op, v.as_f64());
+            want.push(T::of(w));
             ulps = u;
         }
-        assert_close(&got, &want, ulps, T::MANTISSA, &format!("{}({})", op.name(), T::DTYPE));
+        tolerance(ulps).assert(&got, &want, format!("{}({})", op.name(), T::DTYPE));
     }
 }
 
@@ -176,24 +169,24 @@ fn unary_ops_f64() {
 /// Every pair of specials, through broadcasting `[n, 1]` against `[n]`.
 fn binary_ops<T: F>() {
     let d = dev();
-    let xs = T::specials();
+    let xs = T::extended();
     let n = xs.len();
     let a = d.from_slice(&xs, &[n, 1]).unwrap();
     let b = d.from_slice(&xs, &[n]).unwrap();
     for op in BinaryOp::ALL.into_iter().filter(|o| !o.int_only()) {
         let got: DeviceArray<T> = a.zip_map(&b, |x, y| x.binary(op, y)).unwrap();
         assert_eq!(got.shape(), &[n, n]);
-        let got: Vec<f64> = got.to_vec().unwrap().into_iter().map(T::to).collect();
+        let got = got.to_vec().unwrap();
         let mut want = Vec::new();
         let mut ulps = 0;
         for &x in &xs {
             for &y in &xs {
-                let (w, u) = binary_ref(op, x.to(), y.to());
-                want.push(T::of(w).to());
+                let (w, u) = binary_ref(op, x.as_f64(), y.as_f64());
+                want.push(T::of(w));
                 ulps = u;
             }
         }
-        assert_close(&got, &want, ulps, T::MANTISSA, &format!("{}({})", op.name(), T::DTYPE));
+        tolerance(ulps).assert(&got, &want, format!("{}({})", op.name(), T::DTYPE));
     }
 }
 

@@ -4,21 +4,18 @@
 
 mod common;
 
-use common::{dev, special_i32, special_u32};
-use polycompute_core::{BinaryOp, DeviceArray, Element, Expr, UnaryOp};
+use common::dev;
+use polycompute_core::testing::Specials;
+use polycompute_core::{BinaryOp, DeviceArray, Expr, UnaryOp};
 
 /// An integer dtype under test, seen through i64.
-trait I: Element {
+trait I: Specials {
     const BITS: u32;
-    fn specials() -> Vec<Self>;
     fn to(self) -> i64;
 }
 
 impl I for i32 {
     const BITS: u32 = 32;
-    fn specials() -> Vec<i32> {
-        special_i32()
-    }
     fn to(self) -> i64 {
         self as i64
     }
@@ -26,9 +23,6 @@ impl I for i32 {
 
 impl I for u32 {
     const BITS: u32 = 32;
-    fn specials() -> Vec<u32> {
-        special_u32()
-    }
     fn to(self) -> i64 {
         self as i64
     }
@@ -99,7 +93,7 @@ fn binary_ref(op: BinaryOp, a: i64, b: i64) -> i128 {
 
 fn binary_ops<T: I>(signed: bool) {
     let d = dev();
-    let xs = T::specials();
+    let xs = T::extended();
     let n = xs.len();
     let a = d.from_slice(&xs, &[n, 1]).unwrap();
     let b = d.from_slice(&xs, &[1, n]).unwrap();
@@ -160,7 +154,7 @@ fn integer_pow_wraps_and_handles_negative_exponents() {
 #[test]
 fn unary_ops_wrap_and_rounding_is_identity() {
     let d = dev();
-    let xs = special_i32();
+    let xs = i32::extended();
     let x = d.from_slice(&xs, &[xs.len()]).unwrap();
     for op in UnaryOp::ALL.into_iter().filter(|o| !o.float_only()) {
         let got = x.map(|e| e.unary(op)).unwrap().to_vec().unwrap();
@@ -173,7 +167,7 @@ fn unary_ops_wrap_and_rounding_is_identity() {
             assert_eq!(g as i64, want, "{}({v})", op.name());
         }
     }
-    let us = special_u32();
+    let us = u32::extended();
     let u = d.from_slice(&us, &[us.len()]).unwrap();
     let neg = u.map(|e| -e).unwrap().to_vec().unwrap();
     let abs = u.map(|e| e.abs()).unwrap().to_vec().unwrap();

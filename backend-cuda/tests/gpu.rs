@@ -4,21 +4,14 @@
 //! segmented two-pass paths; random fills bit-equal to `polycompute_core::philox`; transposes.
 //! The cross-backend conformance suite (tests/conformance.rs of the facade) covers the rest.
 
-use polycompute_core::{philox, BackendKind, DType, Device, DeviceArray, Element, Expr};
+use polycompute_core::{philox, testing, BackendKind, DType, Device, DeviceArray, Element, Expr};
 use polycompute_cuda::{cublas_status, set_matmul_impl, MatmulImpl};
 
 fn device() -> Option<Device> {
     // Referencing the crate links it, and linking registers the backend.
     let _ = cublas_status();
-    match Device::open(BackendKind::Cuda, 0) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let required = std::env::var("POLYCOMPUTE_REQUIRE").is_ok_and(|v| v.split(',').any(|k| k.trim() == "cuda"));
-            assert!(!required, "POLYCOMPUTE_REQUIRE=cuda but cuda:0 does not open: {e}");
-            println!("SKIPPED: no CUDA device ({e})");
-            None
-        }
-    }
+    // Skipped, and saying so, unless POLYCOMPUTE_REQUIRE lists cuda.
+    testing::devices::open_or_skip(BackendKind::Cuda, 0).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn host_matmul(a: &[f64], b: &[f64], batch: usize, m: usize, k: usize, n: usize) -> Vec<f64> {

@@ -3,11 +3,13 @@
 //! the devices.
 
 use polycompute_core::registry;
+use polycompute_core::testing::devices::is_required;
 use polycompute_core::{BackendKind, Error};
 
-/// Whether the loader finds a real driver: a stub answers cuInit with 34.
+/// Whether the loader should find a real driver (`POLYCOMPUTE_REQUIRE` lists cuda); a stub
+/// answers cuInit with 34.
 fn real_driver_expected() -> bool {
-    std::env::var("POLYCOMPUTE_REQUIRE").is_ok_and(|v| v.split(',').any(|k| k.trim() == "cuda"))
+    is_required(BackendKind::Cuda)
 }
 
 #[test]

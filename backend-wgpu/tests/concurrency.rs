@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::floats;
+use polycompute_core::testing::inputs::uniform;
 
 #[test]
 fn threads_share_one_device() {
@@ -13,7 +13,7 @@ fn threads_share_one_device() {
             std::thread::spawn(move || {
                 for round in 0..5 {
                     let n = 1000 + 37 * t + round;
-                    let data = floats((t * 10 + round) as u64, n, 10.0);
+                    let data = uniform::<f32>((t * 10 + round) as u64, n, -10.0, 10.0);
                     let x = dev.from_slice(&data, &[n]).unwrap();
                     let y = x.map(|v| v.clone() * v + 1.0).unwrap();
                     let got = y.to_vec().unwrap();

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::floats;
+use polycompute_core::testing::inputs::uniform;
 use polycompute_core::{DType, Error, Shape};
 
 /// Host permutation of `x` (of `dims`): output axis i is input axis perm[i].
@@ -84,8 +84,8 @@ fn matmul_matches_a_naive_loop_for_ragged_shapes() {
     for (batch, m, k, n) in
         [(1, 1, 1, 1), (1, 65, 17, 70), (1, 128, 64, 64), (3, 33, 40, 9), (1, 7, 0, 5), (2, 1, 300, 1)]
     {
-        let a = floats((m * k) as u64 + 1, batch * m * k, 1.0);
-        let b = floats((k * n) as u64 + 2, batch * k * n, 1.0);
+        let a = uniform::<f32>((m * k) as u64 + 1, batch * m * k, -1.0, 1.0);
+        let b = uniform::<f32>((k * n) as u64 + 2, batch * k * n, -1.0, 1.0);
         // 2-D operands, except for the batched cases and one 1x1x1 case run batched.
         let (sa, sb) = if batch == 1 && (m, n) != (1, 1) {
             (vec![m, k], vec![k, n])
@@ -110,8 +110,8 @@ fn matmul_matches_a_naive_loop_for_ragged_shapes() {
 fn matmul_f64_where_supported() {
     let Some(dev) = common::device() else { return };
     let (m, k, n) = (45, 33, 50);
-    let a: Vec<f64> = floats(1, m * k, 1.0).into_iter().map(|v| v as f64 / 3.0).collect();
-    let b: Vec<f64> = floats(2, k * n, 1.0).into_iter().map(|v| v as f64 / 7.0).collect();
+    let a: Vec<f64> = uniform::<f32>(1, m * k, -1.0, 1.0).into_iter().map(|v| v as f64 / 3.0).collect();
+    let b: Vec<f64> = uniform::<f32>(2, k * n, -1.0, 1.0).into_iter().map(|v| v as f64 / 7.0).collect();
     let x = dev.from_slice(&a, &[m, k]).unwrap();
     let y = dev.from_slice(&b, &[k, n]).unwrap();
     match x.matmul(&y) {

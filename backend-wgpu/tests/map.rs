@@ -3,47 +3,20 @@
 
 mod common;
 
-use common::{close_f32, floats, lcg, same_f32};
+use polycompute_core::testing::inputs::{bits, uniform};
+use polycompute_core::testing::specials::{pairs, Specials};
+use polycompute_core::testing::Ulps;
 use polycompute_core::{map, DType, Error, Expr, Scalar};
 
-/// Values that exercise the corner cases: signed zeros, infinities, NaN, subnormals, huge.
+/// The corner cases: signed zeros, infinities, NaN, subnormals, huge values, values around
+/// the integer ranges.
 fn specials() -> Vec<f32> {
-    vec![
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        0.5,
-        -0.5,
-        1.5,
-        2.5,
-        -2.5,
-        3.0,
-        -7.25,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::MIN_POSITIVE / 4.0,
-        1e30,
-        -1e30,
-        3e9,
-        -3e9,
-        2147483520.0,
-        4294967040.0,
-    ]
+    f32::extended()
 }
 
-/// Every ordered pair of `v`, as two flat vectors.
-fn pairs(v: &[f32]) -> (Vec<f32>, Vec<f32>) {
-    let mut a = Vec::new();
-    let mut b = Vec::new();
-    for &x in v {
-        for &y in v {
-            a.push(x);
-            b.push(y);
-        }
-    }
-    (a, b)
+/// `got` within `ulps` of `want` (NaN matching only NaN, infinities only themselves).
+fn close_f32(got: f32, want: f32, ulps: u64) -> bool {
+    Ulps::within(ulps).check(got, want).is_ok()
 }
 
 fn ref_min(a: f32, b: f32) -> f32 {
@@ -93,9 +66,9 @@ fn ref_rem(a: f32, b: f32) -> f32 {
 #[test]
 fn fused_arithmetic_broadcasts_like_numpy() {
     let Some(dev) = common::device() else { return };
-    let a = floats(1, 4 * 3, 10.0);
-    let b = floats(2, 5, 10.0);
-    let c = floats(3, 3, 10.0);
+    let a = uniform::<f32>(1, 4 * 3, -10.0, 10.0);
+    let b = uniform::<f32>(2, 5, -10.0, 10.0);
+    let c = uniform::<f32>(3, 3, -10.0, 10.0);
     let x = dev.from_slice(&a, &[4, 1, 3]).unwrap();
     let y = dev.from_slice(&b, &[5, 1]).unwrap();
     let z = dev.from_slice(&c, &[3]).unwrap();
@@ -108,7 +81,7 @@ fn fused_arithmetic_broadcasts_like_numpy() {
                 let (p, q, r) = (a[i * 3 + k], b[j], c[k]);
                 let want = p * 2.0 + q - r * p;
                 let g = got[(i * 5 + j) * 3 + k];
-                assert!(close_f32(g, want, 2.0), "[{i},{j},{k}]: {g} vs {want}");
+                assert!(close_f32(g, want, 2), "[{i},{j},{k}]: {g} vs {want}");
             }
         }
     }
@@ -131,22 +104,12 @@ fn min_max_propagate_nan_and_order_signed_zeros() {
     let mx = x.zip_map(&y, |p, q| p.max(q)).unwrap().to_vec().unwrap();
     for i in 0..a.len() {
         let (wmin, wmax) = (ref_min(a[i], b[i]), ref_max(a[i], b[i]));
-        assert!(
-            same_f32(mn[i], wmin) && mn[i].is_sign_negative() == wmin.is_sign_negative()
-                || wmin.is_nan() && mn[i].is_nan(),
-            "min({}, {}) = {} want {wmin}",
-            a[i],
-            b[i],
-            mn[i]
-        );
-        assert!(
-            same_f32(mx[i], wmax) && mx[i].is_sign_negative() == wmax.is_sign_negative()
-                || wmax.is_nan() && mx[i].is_nan(),
-            "max({}, {}) = {} want {wmax}",
-            a[i],
-            b[i],
-            mx[i]
-        );
+        if let Err(m) = Ulps::EXACT.check(mn[i], wmin) {
+            panic!("min({}, {}): {m}", a[i], b[i]);
+        }
+        if let Err(m) = Ulps::EXACT.check(mx[i], wmax) {
+            panic!("max({}, {}): {m}", a[i], b[i]);
+        }
     }
 }
 
@@ -193,13 +156,9 @@ fn float_remainder_is_numpys_and_exact() {
     let got = x.zip_map(&y, |p, q| p % q).unwrap().to_vec().unwrap();
     for i in 0..a.len() {
         let want = ref_rem(a[i], b[i]);
-        assert!(
-            same_f32(got[i], want) && (want.is_nan() || got[i].is_sign_negative() == want.is_sign_negative()),
-            "rem({}, {}) = {} want {want}",
-            a[i],
-            b[i],
-            got[i]
-        );
+        if let Err(m) = Ulps::EXACT.check(got[i], want) {
+            panic!("rem({}, {}): {m}", a[i], b[i]);
+        }
     }
 }
 
@@ -241,8 +200,8 @@ fn integer_division_floors_and_zero_divisors_give_zero() {
 #[test]
 fn integer_arithmetic_wraps() {
     let Some(dev) = common::device() else { return };
-    let a: Vec<i32> = lcg(5, 64).into_iter().map(|w| w as i32).chain([i32::MAX, i32::MIN, -1, 0]).collect();
-    let b: Vec<i32> = lcg(6, 64).into_iter().map(|w| w as i32).chain([1, -1, i32::MIN, 5]).collect();
+    let a: Vec<i32> = bits(5, 64).into_iter().map(|w| w as i32).chain([i32::MAX, i32::MIN, -1, 0]).collect();
+    let b: Vec<i32> = bits(6, 64).into_iter().map(|w| w as i32).chain([1, -1, i32::MIN, 5]).collect();
     let x = dev.from_slice(&a, &[a.len()]).unwrap();
     let y = dev.from_slice(&b, &[b.len()]).unwrap();
     let got = x.zip_map(&y, |p, q| &p * &q + &p - q).unwrap().to_vec().unwrap();
@@ -308,7 +267,7 @@ fn pow_follows_ieee_special_cases() {
     let got = x.zip_map(&y, |p, q| p.pow(q)).unwrap().to_vec().unwrap();
     for k in 0..a.len() {
         let want = a[k].powf(b[k]);
-        assert!(close_f32(got[k], want, 4.0), "pow({}, {}) = {} want {want}", a[k], b[k], got[k]);
+        assert!(close_f32(got[k], want, 4), "pow({}, {}) = {} want {want}", a[k], b[k], got[k]);
         if want == 0.0 {
             assert_eq!(got[k].is_sign_negative(), want.is_sign_negative(), "sign of pow({}, {})", a[k], b[k]);
         }
@@ -318,8 +277,8 @@ fn pow_follows_ieee_special_cases() {
 #[test]
 fn transcendentals_are_close_and_handle_special_values() {
     let Some(dev) = common::device() else { return };
-    let mut v = floats(9, 500, 20.0);
-    v.extend(floats(10, 200, 300.0));
+    let mut v = uniform::<f32>(9, 500, -20.0, 20.0);
+    v.extend(uniform::<f32>(10, 200, -300.0, 300.0));
     v.extend([
         0.0,
         -0.0,
@@ -337,16 +296,16 @@ fn transcendentals_are_close_and_handle_special_values() {
         f32::NAN,
     ]);
     let x = dev.from_slice(&v, &[v.len()]).unwrap();
-    type F = (&'static str, fn(Expr) -> Expr, fn(f64) -> f64, f32);
+    type F = (&'static str, fn(Expr) -> Expr, fn(f64) -> f64, u64);
     let cases: [F; 8] = [
-        ("exp", |p| p.exp(), f64::exp, 2.0),
-        ("ln", |p| p.ln(), f64::ln, 2.0),
-        ("sqrt", |p| p.sqrt(), f64::sqrt, 1.0),
-        ("tanh", |p| p.tanh(), f64::tanh, 4.0),
-        ("sin", |p| p.sin(), f64::sin, 2.0),
-        ("cos", |p| p.cos(), f64::cos, 2.0),
-        ("tan", |p| p.tan(), f64::tan, 4.0),
-        ("recip", |p| p.recip(), f64::recip, 1.0),
+        ("exp", |p| p.exp(), f64::exp, 2),
+        ("ln", |p| p.ln(), f64::ln, 2),
+        ("sqrt", |p| p.sqrt(), f64::sqrt, 1),
+        ("tanh", |p| p.tanh(), f64::tanh, 4),
+        ("sin", |p| p.sin(), f64::sin, 2),
+        ("cos", |p| p.cos(), f64::cos, 2),
+        ("tan", |p| p.tan(), f64::tan, 4),
+        ("recip", |p| p.recip(), f64::recip, 1),
     ];
     for (name, f, host, ulps) in cases {
         let got = x.map(f).unwrap().to_vec().unwrap();
@@ -379,7 +338,7 @@ fn transcendentals_stay_accurate_at_extremes() {
         for k in 0..v.len() {
             let want = host(v[k] as f64) as f32;
             // Subnormal results: within a couple of units of the smallest subnormal.
-            let ok = close_f32(got[k], want, 3.0) || (want.abs() < 1.2e-38 && (got[k] - want).abs() <= 3e-45);
+            let ok = close_f32(got[k], want, 3) || (want.abs() < 1.2e-38 && (got[k] - want).abs() <= 3e-45);
             assert!(ok, "{name}({}) = {} want {want}", v[k], got[k]);
         }
     }
@@ -395,11 +354,11 @@ fn transcendentals_stay_accurate_at_extremes() {
     let want2: Vec<f32> =
         [-3.4e38f64, 1e10, -3e9, 1e6].iter().map(|&q| (1.0 + f32::EPSILON as f64).powf(q) as f32).collect();
     for (g, w) in got2.iter().zip(&want2) {
-        assert!(close_f32(*g, *w, 8.0), "pow(1+eps, ..) = {g} want {w}");
+        assert!(close_f32(*g, *w, 8), "pow(1+eps, ..) = {g} want {w}");
     }
     for k in 0..a.len() {
         let want = (a[k] as f64).powf(b[k] as f64) as f32;
-        let ok = close_f32(got[k], want, 8.0) || (want.abs() < 1.2e-38 && (got[k] - want).abs() <= 1e-44);
+        let ok = close_f32(got[k], want, 8) || (want.abs() < 1.2e-38 && (got[k] - want).abs() <= 1e-44);
         assert!(ok, "pow({}, {}) = {} want {want}", a[k], b[k], got[k]);
     }
 }
@@ -428,14 +387,14 @@ fn a_repeated_map_compiles_once_whatever_the_shape() {
     let Some(wdev) = common::wgpu_device() else { return };
     let dev = polycompute_core::Device::from_backend(wdev.clone());
     let f = |d: &polycompute_core::Device, n: usize| {
-        let a = d.from_slice(&floats(n as u64, n, 1.0), &[n]).unwrap();
+        let a = d.from_slice(&uniform::<f32>(n as u64, n, -1.0, 1.0), &[n]).unwrap();
         a.map(|p| p.clone() * p + 1.0).unwrap().to_vec().unwrap()
     };
     f(&dev, 10);
     let compiled = wdev.compiled_kernels();
     for n in [1000, 3, 77_777] {
         let got = f(&dev, n);
-        let src = floats(n as u64, n, 1.0);
+        let src = uniform::<f32>(n as u64, n, -1.0, 1.0);
         assert!(got.iter().zip(&src).all(|(g, s)| *g == s * s + 1.0));
     }
     assert_eq!(wdev.compiled_kernels(), compiled, "the same map on other sizes must reuse the kernel");
@@ -488,7 +447,9 @@ fn f64_maps_run_where_the_adapter_has_shader_f64() {
     assert_eq!(c, v.iter().map(|&p| p as i32).collect::<Vec<_>>());
     let f = x.cast::<f32>().unwrap().to_vec().unwrap();
     for (g, &p) in f.iter().zip(&v) {
-        assert!(same_f32(*g, p as f32), "{p} as f32 = {g}");
+        if let Err(m) = Ulps::EXACT.check(*g, p as f32) {
+            panic!("{p} as f32: {m}");
+        }
     }
     // exp, ln and tanh are written out in f64 too: within 2 ulp, subnormals and overflow included.
     let w: Vec<f64> =
@@ -499,9 +460,9 @@ fn f64_maps_run_where_the_adapter_has_shader_f64() {
     let t = y.map(|p| (p * 0.01).tanh()).unwrap().to_vec().unwrap();
     for (k, &p) in w.iter().enumerate() {
         for (name, got, want) in [("exp", e[k], p.exp()), ("ln", l[k], p.ln()), ("tanh", t[k], (p * 0.01).tanh())] {
-            let ok =
-                got == want || (got.is_nan() && want.is_nan()) || (got - want).abs() <= 2.0 * f64::EPSILON * want.abs();
-            assert!(ok, "{name}({p:e}) = {got:e} want {want:e}");
+            if let Err(m) = Ulps::within(2).check(got, want) {
+                panic!("{name}({p:e}): {m}");
+            }
         }
     }
     // f64 sin, cos and tan, with Payne-Hanek reduction for huge arguments.
@@ -512,7 +473,9 @@ fn f64_maps_run_where_the_adapter_has_shader_f64() {
     let c = y.map(|p| p.cos()).unwrap().to_vec().unwrap();
     for (k, &p) in a.iter().enumerate() {
         for (name, got, want) in [("sin", s[k], p.sin()), ("cos", c[k], p.cos())] {
-            assert!((got - want).abs() <= 2.0 * f64::EPSILON * want.abs(), "{name}({p:e}) = {got:e} want {want:e}");
+            if let Err(m) = Ulps::within(2).check(got, want) {
+                panic!("{name}({p:e}): {m}");
+            }
         }
     }
     // f64 pow is not written out: a typed Unsupported, not a wrong answer.
@@ -527,7 +490,7 @@ fn f64_maps_run_where_the_adapter_has_shader_f64() {
 #[test]
 fn copy_and_cast_move_data() {
     let Some(dev) = common::device() else { return };
-    let v = floats(4, 1000, 100.0);
+    let v = uniform::<f32>(4, 1000, -100.0, 100.0);
     let x = dev.from_slice(&v, &[10, 100]).unwrap();
     let c = x.copy().unwrap();
     assert_eq!(c.shape(), &[10, 100]);

@@ -18,6 +18,8 @@ pub mod pool;
 pub mod registry;
 pub mod shape;
 pub mod shared;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use array::{map, DeviceArray};
 pub use backend::{

@@ -5,6 +5,8 @@
 
 use polycompute_core::{BinaryOp, DType, ReduceKind, UnaryOp};
 
+use crate::testing::Ulps;
+
 /// The allowed difference between a device's result and the reference.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Tolerance {
@@ -28,6 +30,16 @@ impl Tolerance {
     /// True for [`Tolerance::Exact`].
     pub fn is_exact(self) -> bool {
         self == Tolerance::Exact
+    }
+
+    /// The test kit's comparison for [`Tolerance::Exact`] and [`Tolerance::Ulp`]; `None` for
+    /// [`Tolerance::Bound`], which needs the reference's per-element bound.
+    pub fn ulps(self) -> Option<Ulps> {
+        match self {
+            Tolerance::Exact => Some(Ulps::EXACT),
+            Tolerance::Ulp { ulp, abs } => Some(Ulps::within(ulp).or_abs(abs)),
+            Tolerance::Bound => None,
+        }
     }
 
     /// The table cell of `docs/conformance.md`.
@@ -159,58 +171,8 @@ pub fn matmul_bound(k: usize, abs_sum: f64, dtype: DType) -> f64 {
     k.max(1) as f64 * eps(dtype) * abs_sum
 }
 
-/// The ordered position of a float on the line of representable values, so that the ULP
-/// distance of two floats is the difference of their positions; `-0.0` and `+0.0` share 0.
-pub fn ordered_f32(x: f32) -> i64 {
-    let bits = x.to_bits();
-    let mag = (bits & 0x7fff_ffff) as i64;
-    if bits >> 31 == 1 {
-        -mag
-    } else {
-        mag
-    }
-}
-
-/// [`ordered_f32`] for f64.
-pub fn ordered_f64(x: f64) -> i128 {
-    let bits = x.to_bits();
-    let mag = (bits & 0x7fff_ffff_ffff_ffff) as i128;
-    if bits >> 63 == 1 {
-        -mag
-    } else {
-        mag
-    }
-}
-
-/// ULP distance of two f32 values (meaningful for non-NaN values).
-pub fn ulp_f32(a: f32, b: f32) -> u64 {
-    (ordered_f32(a) - ordered_f32(b)).unsigned_abs()
-}
-
-/// ULP distance of two f64 values (meaningful for non-NaN values), saturating.
-pub fn ulp_f64(a: f64, b: f64) -> u64 {
-    u64::try_from((ordered_f64(a) - ordered_f64(b)).unsigned_abs()).unwrap_or(u64::MAX)
-}
-
 /// The size of one ULP at `x` (the gap to the next float away from zero).
-pub fn ulp_size(x: f64, dtype: DType) -> f64 {
-    match dtype {
-        DType::F32 => {
-            let a = (x as f32).abs();
-            if !a.is_finite() {
-                return 0.0;
-            }
-            (f32::from_bits(a.to_bits() + 1) - a) as f64
-        }
-        _ => {
-            let a = x.abs();
-            if !a.is_finite() {
-                return 0.0;
-            }
-            f64::from_bits(a.to_bits() + 1) - a
-        }
-    }
-}
+pub use crate::testing::ulps::ulp_size;
 
 /// One row of the tolerance table: (op, dtype, tolerance).
 pub type Row = (String, DType, Tolerance);
@@ -274,14 +236,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ulp_distance_counts_representable_values() {
-        assert_eq!(ulp_f32(1.0, f32::from_bits(1.0f32.to_bits() + 3)), 3);
-        assert_eq!(ulp_f32(0.0, -0.0), 0);
-        // The smallest subnormals on either side of zero are two apart.
-        assert_eq!(ulp_f32(f32::from_bits(1), -f32::from_bits(1)), 2);
-        assert_eq!(ulp_f64(f64::MAX, f64::INFINITY), 1);
+    fn ulp_tolerances_are_the_kits() {
+        let next = f32::from_bits(1.0f32.to_bits() + 2);
+        assert!(Tolerance::Exact.ulps().unwrap().check(-0.0f32, 0.0).is_err());
+        assert!(ulp(2).ulps().unwrap().check(next, 1.0).is_ok() && ulp(1).ulps().unwrap().check(next, 1.0).is_err());
+        assert!(Tolerance::Ulp { ulp: 0, abs: 1e-6 }.ulps().unwrap().check(next, 1.0).is_ok());
+        assert_eq!(Tolerance::Bound.ulps(), None);
         assert_eq!(ulp_size(1.0, DType::F32), f32::EPSILON as f64);
-        assert_eq!(ulp_size(1.0, DType::F64), f64::EPSILON);
     }
 
     #[test]
