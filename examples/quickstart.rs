@@ -1,3 +1,5 @@
+//! The README's example: a device, a fused map, a reduction and a matrix product.
+
 use polycompute::Device;
 
 fn main() -> polycompute::Result<()> {

@@ -35,6 +35,18 @@ export POLYCOMPUTE_NVRTC_LIB POLYCOMPUTE_REQUIRE_NVRTC=1
 
 run cargo fmt --all -- --check
 run cargo clippy --workspace --all-targets --all-features -- -D warnings
+# The API docs build without a warning (broken intra-doc links included).
+RUSTDOCFLAGS="-D warnings" run cargo doc --workspace --no-deps --all-features
+
+# The workspace's rust-version is a promise: build everything with exactly that toolchain
+# (rustup fetches it once, minimal profile). clippy's incompatible_msrv lint above checks the
+# standard-library API we use against the same number.
+msrv="$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)"
+if rustup toolchain list | grep -q "^$msrv[-.]" || timeout 300 rustup toolchain install "$msrv" --profile minimal; then
+    run cargo "+$msrv" check --workspace --all-targets --all-features
+else
+    echo "scripts/test.sh: NOT CHECKED: rustup could not install Rust $msrv (the workspace's rust-version)"
+fi
 
 # Default features: the CPU-only build that any machine with just Rust gets.
 run cargo test -p polycompute -p polycompute-core -p polycompute-cpu

@@ -1,6 +1,6 @@
 //! The cross-backend conformance corpus, shared by `tests/conformance.rs` and
-//! `polycompute check`: one list of cases ([`corpus`]), an independent f64 reference
-//! ([`reference`]), the tolerance table ([`tolerance`]), the golden text each case's insta
+//! `polycompute check`: one list of cases ([`corpus`](mod@corpus)), an independent f64 reference
+//! ([`reference`](mod@reference)), the tolerance table ([`tolerance`]), the golden text each case's insta
 //! snapshot pins ([`golden`]), and the runner that compares a device with the reference
 //! ([`runner`]). `docs/conformance.md` explains the choices.
 
