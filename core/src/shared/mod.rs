@@ -135,10 +135,11 @@ impl<T: Element> SharedArray<T> {
         D: ndarray::Dimension,
     {
         let mut a = Self::zeros(array.shape())?;
+        // SAFETY: `a` was just made: no other array shares its memory.
+        let dst = unsafe { a.as_slice_mut() };
         match array.as_slice() {
-            // SAFETY (both arms): `a` was just made: no other array shares its memory.
-            Some(data) => unsafe { a.as_slice_mut() }.copy_from_slice(data),
-            None => unsafe { a.as_slice_mut() }.iter_mut().zip(array.iter()).for_each(|(d, s)| *d = *s),
+            Some(data) => dst.copy_from_slice(data),
+            None => dst.iter_mut().zip(array.iter()).for_each(|(d, s)| *d = *s),
         }
         Ok(a)
     }
