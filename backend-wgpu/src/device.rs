@@ -11,9 +11,10 @@ use polycompute_core::{
 use wgpu::util::DeviceExt;
 
 use crate::adapter;
-use crate::buffer_pool::{BufferPool, MemLimits, WgpuBuffer};
+use crate::buffer::{BufferPool, MemLimits, WgpuBuffer};
+use crate::codegen::{Binding, KernelSource};
 use crate::errors::{ErrorSink, Scope};
-use crate::pipeline_cache::{compile, Binding, Kernel, KernelKey, KernelSource, PipelineCache};
+use crate::pipeline_cache::{compile, Kernel, KernelKey, PipelineCache};
 
 /// One kernel launch: a kernel, its storage buffers (bindings 1..), its uniform words
 /// (binding 0) and how many workgroups to run (spread over a 2-D grid when needed).

@@ -9,7 +9,7 @@
 #![warn(missing_docs)]
 
 mod adapter;
-mod buffer_pool;
+mod buffer;
 mod codegen;
 mod device;
 mod errors;
@@ -21,7 +21,7 @@ use std::sync::{Arc, OnceLock};
 use polycompute_core::registry::BACKEND_FACTORIES;
 use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
 
-pub use buffer_pool::WgpuBuffer;
+pub use buffer::WgpuBuffer;
 pub use device::WgpuDevice;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]

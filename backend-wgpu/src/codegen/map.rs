@@ -8,8 +8,7 @@ use polycompute_core::expr::{InstOp, Program};
 use polycompute_core::{BinaryOp, DType, Error, Result, UnaryOp};
 
 use super::semantics::{cast_name, library};
-use super::{literal, wgsl_type, Builder, WG};
-use crate::pipeline_cache::KernelSource;
+use super::{literal, wgsl_type, Builder, KernelSource, WG};
 
 /// How a map kernel reads one input.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

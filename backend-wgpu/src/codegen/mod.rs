@@ -1,6 +1,10 @@
 //! WGSL generation. Each op has a generator that turns its signature (dtypes, fused
 //! program, rank, variant) into a [`KernelSource`]; sizes are never baked in, they travel
 //! in the kernel's uniform buffer (`prm(i)`), so one compiled kernel serves every shape.
+//!
+//! Pure text: this tree imports only `polycompute_core` and std, never wgpu or the device.
+//! The hand-written helpers are WGSL files under `wgsl/` (see [`shaders`]); compiling and
+//! caching kernels is `pipeline_cache`'s job.
 
 pub(crate) mod fill;
 pub(crate) mod layout;
@@ -8,13 +12,32 @@ pub(crate) mod map;
 pub(crate) mod matmul;
 pub(crate) mod reduce;
 pub(crate) mod semantics;
+pub(crate) mod shaders;
 pub(crate) mod transcendental;
 
 use std::fmt::Write;
 
 use polycompute_core::{DType, Scalar};
 
-use crate::pipeline_cache::{Binding, KernelSource};
+/// How a kernel binds one buffer; binding `i` of group 0 is entry `i` of [`KernelSource::bindings`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Binding {
+    /// `var<storage, read>`.
+    Read,
+    /// `var<storage, read_write>`.
+    Write,
+    /// `var<uniform>`: the kernel's sizes.
+    Uniform,
+}
+
+/// A generated kernel: WGSL with one entry point `main`, and its bindings.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelSource {
+    /// The WGSL source.
+    pub wgsl: String,
+    /// The bindings, in binding order.
+    pub bindings: Vec<Binding>,
+}
 
 /// Threads per workgroup of the one-dimensional kernels.
 pub(crate) const WG: u32 = 256;
@@ -135,7 +158,7 @@ mod validate_all {
 
     use super::map::InputMode;
     use super::reduce::Pass;
-    use crate::pipeline_cache::KernelSource;
+    use super::KernelSource;
 
     fn check(what: &str, src: &KernelSource) {
         let module = naga::front::wgsl::parse_str(&src.wgsl)

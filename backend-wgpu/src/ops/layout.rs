@@ -6,7 +6,7 @@ use std::sync::Arc;
 use polycompute_core::expr::{Inst, InstOp, Program};
 use polycompute_core::{DeviceBuffer, Error, Result, Shape};
 
-use crate::buffer_pool::WgpuBuffer;
+use crate::buffer::WgpuBuffer;
 use crate::codegen::layout::{transpose as tiled, TILE};
 use crate::codegen::map::{kernel as map_kernel, InputMode};
 use crate::codegen::WG;

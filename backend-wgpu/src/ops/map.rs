@@ -7,7 +7,7 @@ use std::sync::Arc;
 use polycompute_core::expr::{Inst, InstOp, Program};
 use polycompute_core::{DType, DeviceBuffer, Error, Result, Shape};
 
-use crate::buffer_pool::WgpuBuffer;
+use crate::buffer::WgpuBuffer;
 use crate::codegen::map::{kernel, InputMode};
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use polycompute_core::{BufferRef, DeviceBuffer, Op, Result};
 
-use crate::buffer_pool::WgpuBuffer;
+use crate::buffer::WgpuBuffer;
 use crate::device::WgpuDevice;
 
 /// Runs a validated op (see `Op::output`) on `inputs`.
