@@ -13,7 +13,7 @@ use wgpu::util::DeviceExt;
 use crate::adapter;
 use crate::buffer::{BufferPool, MemLimits, WgpuBuffer};
 use crate::codegen::{Binding, KernelSource};
-use crate::errors::{ErrorSink, Scope};
+use crate::errors::{ErrorSink, FaultCode, Scope};
 use crate::pipeline_cache::{compile, Kernel, KernelKey, PipelineCache};
 
 /// One kernel launch: a kernel, its storage buffers (bindings 1..), its uniform words
@@ -158,7 +158,7 @@ impl WgpuDevice {
         scope.finish(&self.id, bytes).map_err(|e| {
             let _ = self.device.poll(wgpu::PollType::Poll);
             match self.sink.lost() {
-                Some(why) => Error::DeviceFault { device: self.id.clone(), code: -1, message: why, sticky: true },
+                Some(why) => FaultCode::DeviceLost.error(&self.id, why),
                 None => e,
             }
         })
@@ -248,12 +248,9 @@ impl WgpuDevice {
     }
 
     fn wait(&self) -> Result<()> {
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::DeviceFault {
-            device: self.id.clone(),
-            code: -3,
-            message: format!("waiting for the device failed: {e}"),
-            sticky: false,
-        })?;
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| FaultCode::WaitFailed.error(&self.id, format!("waiting for the device failed: {e}")))?;
         self.sink.check(&self.id)
     }
 
@@ -275,27 +272,13 @@ impl WgpuDevice {
         });
         self.finish(scope, bytes)?;
         self.wait()?;
-        let mapped = rx.recv().map_err(|_| Error::DeviceFault {
-            device: self.id.clone(),
-            code: -4,
-            message: "the readback never completed".into(),
-            sticky: false,
-        })?;
-        mapped.map_err(|e| Error::DeviceFault {
-            device: self.id.clone(),
-            code: -4,
-            message: format!("mapping the readback buffer failed: {e}"),
-            sticky: false,
-        })?;
+        let readback = |message: String| FaultCode::ReadbackFailed.error(&self.id, message);
+        let mapped = rx.recv().map_err(|_| readback("the readback never completed".into()))?;
+        mapped.map_err(|e| readback(format!("mapping the readback buffer failed: {e}")))?;
         let data = staging
             .slice(..bytes)
             .get_mapped_range()
-            .map_err(|e| Error::DeviceFault {
-                device: self.id.clone(),
-                code: -4,
-                message: format!("reading the readback buffer failed: {e}"),
-                sticky: false,
-            })?
+            .map_err(|e| readback(format!("reading the readback buffer failed: {e}")))?
             .to_vec();
         staging.unmap();
         self.pool.give_back(staging);

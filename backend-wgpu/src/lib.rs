@@ -23,6 +23,7 @@ use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, R
 
 pub use buffer::WgpuBuffer;
 pub use device::WgpuDevice;
+pub use errors::FaultCode;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]
 static WGPU_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(WgpuBackend);
