@@ -6,10 +6,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use polycompute_core::expr::Program;
+use polycompute_core::plan::MapSignature;
 use polycompute_core::{DType, Error, Result};
 
-use crate::codegen::map::InputMode;
 use crate::codegen::reduce::Pass;
 use crate::codegen::{Binding, KernelSource};
 use crate::errors::{kernel_compile, Scope};
@@ -17,8 +16,9 @@ use crate::errors::{kernel_compile, Scope};
 /// What a kernel is, as far as its source depends on it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum KernelKey {
-    /// A fused map (also Cast, and a transpose that keeps the last axis).
-    Map { program: Arc<Program>, modes: Vec<InputMode>, ndim: usize },
+    /// A fused map (also Cast, and a transpose that keeps the last axis), by core's
+    /// planning signature.
+    Map(MapSignature),
     /// One reduction pass.
     Reduce(Pass),
     /// The tiled matmul.

@@ -153,10 +153,12 @@ mod tests {
 /// driver sees a shader), so codegen is checked on machines without an adapter too.
 #[cfg(test)]
 mod validate_all {
+    use std::sync::Arc;
+
     use polycompute_core::expr::Program;
+    use polycompute_core::plan::{Access, MapSignature};
     use polycompute_core::{BinaryOp, DType, Expr, ReduceKind, UnaryOp};
 
-    use super::map::InputMode;
     use super::reduce::Pass;
     use super::KernelSource;
 
@@ -190,9 +192,9 @@ mod validate_all {
             exprs.push(("select".into(), Expr::select(x.clone(), y.clone(), x.clone())));
             exprs.push(("index".into(), Expr::index().cast(d) + x.clone()));
             for (name, e) in exprs {
-                let program = Program::compile(&e, &[d, d]).unwrap();
-                let modes = [InputMode::Same, InputMode::Strided];
-                match super::map::kernel(&program, &modes, 3, "test") {
+                let program = Arc::new(Program::compile(&e, &[d, d]).unwrap());
+                let sig = MapSignature { program, access: vec![Access::Same, Access::Strided], ndim: 3 };
+                match super::map::kernel(&sig, "test") {
                     Ok(src) => check(&format!("map {name} {d}"), &src),
                     // Only f64 transcendentals may be refused.
                     Err(polycompute_core::Error::Unsupported { dtype: DType::F64, .. }) => {}
