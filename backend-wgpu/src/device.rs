@@ -1,19 +1,19 @@
 //! One open wgpu device: allocation, upload, readback, kernel launches, and the
-//! `DeviceBackend` implementation that routes each op to its runner in `ops`.
+//! `BackendDevice` implementation that routes each op to its runner in `ops` (core's blanket
+//! `DeviceBackend` implementation has checked the buffers and the op before).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
-use polycompute_core::backend::downcast_buffer;
 use polycompute_core::{
-    BufferRef, DType, DeviceBackend, DeviceBuffer, DeviceInfo, Error, HostSlice, HostVec, Op, Result,
+    BackendDevice, DType, DeviceBuffer, DeviceInfo, DeviceToken, Error, HostSlice, HostVec, Op, Result,
 };
 use wgpu::util::DeviceExt;
 
 use crate::adapter;
-use crate::buffer_pool::{BufferPool, MemLimits, WgpuBuffer};
-use crate::errors::{ErrorSink, Scope};
-use crate::pipeline_cache::{compile, Binding, Kernel, KernelKey, KernelSource, PipelineCache};
+use crate::buffer::{BufferPool, MemLimits, WgpuBuffer};
+use crate::codegen::{Binding, KernelSource};
+use crate::errors::{ErrorSink, FaultCode, Scope};
+use crate::pipeline_cache::{compile, Kernel, KernelKey, PipelineCache};
 
 /// One kernel launch: a kernel, its storage buffers (bindings 1..), its uniform words
 /// (binding 0) and how many workgroups to run (spread over a 2-D grid when needed).
@@ -28,7 +28,7 @@ pub(crate) struct Launch {
 pub struct WgpuDevice {
     pub(crate) info: DeviceInfo,
     pub(crate) id: String,
-    uid: u64,
+    token: DeviceToken,
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     pub(crate) limits: wgpu::Limits,
@@ -77,10 +77,19 @@ impl WgpuDevice {
         }
         let mem = MemLimits { max_buffer: limits.max_buffer_size, max_binding: limits.max_storage_buffer_binding_size };
         let pool = BufferPool::new(device.clone(), id.clone(), mem);
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let uid = NEXT.fetch_add(1, Ordering::Relaxed);
         tracing::debug!("opened {id}: {} (f64: {has_f64})", info.name);
-        Ok(WgpuDevice { info, id, uid, device, queue, limits, has_f64, pool, cache: PipelineCache::default(), sink })
+        Ok(WgpuDevice {
+            info,
+            id,
+            token: DeviceToken::fresh(),
+            device,
+            queue,
+            limits,
+            has_f64,
+            pool,
+            cache: PipelineCache::default(),
+            sink,
+        })
     }
 
     /// Whether the device runs f64 kernels (the adapter has `SHADER_F64`).
@@ -124,19 +133,7 @@ impl WgpuDevice {
             .checked_mul(dtype.size_bytes() as u64)
             .ok_or_else(|| Error::TooLarge(format!("{len} elements of {dtype} overflow a 64-bit byte count")))?;
         let buf = self.pool.storage(bytes, &format!("an array of {len} {dtype}"))?;
-        Ok(WgpuBuffer::new(buf, dtype, len, self.uid, self.pool.clone()))
-    }
-
-    /// The device's own buffer behind `b`, or an error naming where it came from.
-    pub(crate) fn buffer<'a>(&self, b: &'a BufferRef) -> Result<&'a WgpuBuffer> {
-        let buf = downcast_buffer::<WgpuBuffer>(b, &self.info)?;
-        if buf.owner() != self.uid {
-            return Err(Error::Backend {
-                device: self.id.clone(),
-                message: format!("buffer {buf:?} belongs to another wgpu device; move it with to_device()"),
-            });
-        }
-        Ok(buf)
+        Ok(WgpuBuffer::new(buf, dtype, len, self.token, self.pool.clone()))
     }
 
     /// `Unsupported` for f64 on a device without `SHADER_F64`.
@@ -157,7 +154,7 @@ impl WgpuDevice {
         scope.finish(&self.id, bytes).map_err(|e| {
             let _ = self.device.poll(wgpu::PollType::Poll);
             match self.sink.lost() {
-                Some(why) => Error::DeviceFault { device: self.id.clone(), code: -1, message: why, sticky: true },
+                Some(why) => FaultCode::DeviceLost.error(&self.id, why),
                 None => e,
             }
         })
@@ -247,12 +244,9 @@ impl WgpuDevice {
     }
 
     fn wait(&self) -> Result<()> {
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::DeviceFault {
-            device: self.id.clone(),
-            code: -3,
-            message: format!("waiting for the device failed: {e}"),
-            sticky: false,
-        })?;
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| FaultCode::WaitFailed.error(&self.id, format!("waiting for the device failed: {e}")))?;
         self.sink.check(&self.id)
     }
 
@@ -274,27 +268,13 @@ impl WgpuDevice {
         });
         self.finish(scope, bytes)?;
         self.wait()?;
-        let mapped = rx.recv().map_err(|_| Error::DeviceFault {
-            device: self.id.clone(),
-            code: -4,
-            message: "the readback never completed".into(),
-            sticky: false,
-        })?;
-        mapped.map_err(|e| Error::DeviceFault {
-            device: self.id.clone(),
-            code: -4,
-            message: format!("mapping the readback buffer failed: {e}"),
-            sticky: false,
-        })?;
+        let readback = |message: String| FaultCode::ReadbackFailed.error(&self.id, message);
+        let mapped = rx.recv().map_err(|_| readback("the readback never completed".into()))?;
+        mapped.map_err(|e| readback(format!("mapping the readback buffer failed: {e}")))?;
         let data = staging
             .slice(..bytes)
             .get_mapped_range()
-            .map_err(|e| Error::DeviceFault {
-                device: self.id.clone(),
-                code: -4,
-                message: format!("reading the readback buffer failed: {e}"),
-                sticky: false,
-            })?
+            .map_err(|e| readback(format!("reading the readback buffer failed: {e}")))?
             .to_vec();
         staging.unmap();
         self.pool.give_back(staging);
@@ -312,12 +292,18 @@ fn host_vec(dtype: DType, bytes: &[u8]) -> HostVec {
     }
 }
 
-impl DeviceBackend for WgpuDevice {
+impl BackendDevice for WgpuDevice {
+    type Buffer = WgpuBuffer;
+
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
 
-    fn upload(&self, data: HostSlice<'_>) -> Result<BufferRef> {
+    fn token(&self) -> DeviceToken {
+        self.token
+    }
+
+    fn upload(&self, data: HostSlice<'_>) -> Result<WgpuBuffer> {
         self.sink.check(&self.id)?;
         let bytes: &[u8] = match data {
             HostSlice::F32(s) => bytemuck::cast_slice(s),
@@ -331,19 +317,17 @@ impl DeviceBackend for WgpuDevice {
             self.queue.write_buffer(buf.raw(), 0, bytes);
             self.finish(scope, bytes.len() as u64)?;
         }
-        Ok(Arc::new(buf))
+        Ok(buf)
     }
 
-    fn download(&self, buffer: &BufferRef) -> Result<HostVec> {
-        let buf = self.buffer(buffer)?;
-        let bytes = self.read_bytes(buf)?;
-        Ok(host_vec(DeviceBuffer::dtype(buf), &bytes))
+    fn download(&self, buffer: &WgpuBuffer) -> Result<HostVec> {
+        let bytes = self.read_bytes(buffer)?;
+        Ok(host_vec(buffer.dtype(), &bytes))
     }
 
-    fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
+    fn execute(&self, op: &Op, inputs: &[&WgpuBuffer]) -> Result<WgpuBuffer> {
         self.sink.check(&self.id)?;
-        let inputs = inputs.iter().map(|b| self.buffer(b)).collect::<Result<Vec<_>>>()?;
-        crate::ops::execute(self, op, &inputs)
+        crate::ops::execute(self, op, inputs)
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -6,6 +6,56 @@ use std::sync::{Arc, Mutex};
 
 use polycompute_core::{Error, Result};
 
+/// The `code` of an [`Error::DeviceFault`] from the wgpu backend. wgpu reports faults as
+/// typed errors, not numbers, so the backend numbers the kinds it raises; the codes are
+/// negative so they never collide with a driver's own (CUDA's are positive).
+///
+/// ```
+/// use polycompute_wgpu::FaultCode;
+///
+/// assert_eq!(FaultCode::from_code(FaultCode::DeviceLost.code()), Some(FaultCode::DeviceLost));
+/// assert!(FaultCode::DeviceLost.sticky());
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(i64)]
+pub enum FaultCode {
+    /// The device is lost (a driver reset, a removed GPU, or the device destroyed): sticky,
+    /// every later operation fails until the device is opened again.
+    DeviceLost = -1,
+    /// wgpu reported an internal error (the driver failed an operation it accepted).
+    Internal = -2,
+    /// Waiting for the device's submitted work (a poll) failed.
+    WaitFailed = -3,
+    /// A readback failed: the staging buffer's mapping failed or never completed.
+    ReadbackFailed = -4,
+}
+
+impl FaultCode {
+    /// Every code, in numeric order from -1 down.
+    pub const ALL: [FaultCode; 4] =
+        [FaultCode::DeviceLost, FaultCode::Internal, FaultCode::WaitFailed, FaultCode::ReadbackFailed];
+
+    /// The number carried in [`Error::DeviceFault`]'s `code`.
+    pub const fn code(self) -> i64 {
+        self as i64
+    }
+
+    /// The fault kind of a `DeviceFault` code, if the wgpu backend raises it.
+    pub fn from_code(code: i64) -> Option<FaultCode> {
+        FaultCode::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// Whether the fault poisons the device (only a lost device does).
+    pub const fn sticky(self) -> bool {
+        matches!(self, FaultCode::DeviceLost)
+    }
+
+    /// The [`Error::DeviceFault`] of this kind on `device`.
+    pub(crate) fn error(self, device: &str, message: String) -> Error {
+        Error::DeviceFault { device: device.to_string(), code: self.code(), message, sticky: self.sticky() }
+    }
+}
+
 /// What wgpu reported outside any error scope, and whether the device is lost.
 #[derive(Debug, Default)]
 pub(crate) struct ErrorSink {
@@ -40,7 +90,7 @@ impl ErrorSink {
     /// scope since the last check.
     pub(crate) fn check(&self, device_id: &str) -> Result<()> {
         if let Some(why) = lock(&self.lost).clone() {
-            return Err(Error::DeviceFault { device: device_id.to_string(), code: -1, message: why, sticky: true });
+            return Err(FaultCode::DeviceLost.error(device_id, why));
         }
         let pending: Vec<String> = std::mem::take(&mut *lock(&self.uncaptured));
         if !pending.is_empty() {
@@ -112,9 +162,7 @@ impl Scope {
 pub(crate) fn convert(e: &wgpu::Error, device_id: &str, bytes: u64) -> Error {
     match e {
         wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory { device: device_id.to_string(), bytes },
-        wgpu::Error::Internal { .. } => {
-            Error::DeviceFault { device: device_id.to_string(), code: -2, message: describe(e), sticky: false }
-        }
+        wgpu::Error::Internal { .. } => FaultCode::Internal.error(device_id, describe(e)),
         wgpu::Error::Validation { .. } => Error::Backend {
             device: device_id.to_string(),
             message: format!("wgpu validation error (a bug in polycompute-wgpu; please report it): {}", describe(e)),
@@ -125,4 +173,33 @@ pub(crate) fn convert(e: &wgpu::Error, device_id: &str, bytes: u64) -> Error {
 /// The error for a shader that did not compile: the generated source and wgpu's log.
 pub(crate) fn kernel_compile(e: &wgpu::Error, device_id: &str, code: &str) -> Error {
     Error::KernelCompile { device: device_id.to_string(), code: code.to_string(), log: describe(e) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FaultCode;
+    use polycompute_core::Error;
+
+    #[test]
+    fn fault_codes_are_distinct_negative_and_round_trip() {
+        for (i, c) in FaultCode::ALL.into_iter().enumerate() {
+            assert_eq!(c.code(), -(i as i64) - 1, "{c:?}");
+            assert_eq!(FaultCode::from_code(c.code()), Some(c));
+        }
+        assert_eq!(FaultCode::from_code(0), None);
+        assert_eq!(FaultCode::from_code(700), None);
+    }
+
+    #[test]
+    fn only_a_lost_device_is_a_sticky_fault() {
+        for c in FaultCode::ALL {
+            match c.error("wgpu:0", "why".into()) {
+                Error::DeviceFault { code, sticky, .. } => {
+                    assert_eq!(code, c.code());
+                    assert_eq!(sticky, c == FaultCode::DeviceLost, "{c:?}");
+                }
+                e => panic!("{c:?} made {e:?}"),
+            }
+        }
+    }
 }

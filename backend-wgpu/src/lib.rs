@@ -5,11 +5,23 @@
 //!
 //! Linking this crate registers the backend with the core registry, so
 //! `Device::open(BackendKind::Wgpu, 0)` and `POLYCOMPUTE_BACKEND=wgpu` find it.
+//!
+//! Layout (the same as the CUDA backend's):
+//! - `codegen/`: WGSL source generation, pure text (imports only core): one generator per
+//!   op, the shared semantics, and the hand-written helpers as `.wgsl` files in `wgsl/`;
+//! - `ops/`: the host side of each op (core's plan to kernel variant and launch sizes);
+//! - `device.rs`: an open device, its launches and transfers, and [`BackendDevice`]
+//!   (core's blanket `DeviceBackend` validates every call before it);
+//! - `buffer.rs`: [`WgpuBuffer`] and the pool that reuses freed buffers;
+//! - `errors.rs`: wgpu's errors as polycompute's, and the [`FaultCode`]s;
+//! - `adapter.rs`: adapter enumeration; `pipeline_cache.rs`: compiled kernels by signature.
+//!
+//! [`BackendDevice`]: polycompute_core::BackendDevice
 
 #![warn(missing_docs)]
 
 mod adapter;
-mod buffer_pool;
+mod buffer;
 mod codegen;
 mod device;
 mod errors;
@@ -21,8 +33,9 @@ use std::sync::{Arc, OnceLock};
 use polycompute_core::registry::BACKEND_FACTORIES;
 use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
 
-pub use buffer_pool::WgpuBuffer;
+pub use buffer::WgpuBuffer;
 pub use device::WgpuDevice;
+pub use errors::FaultCode;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]
 static WGPU_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(WgpuBackend);

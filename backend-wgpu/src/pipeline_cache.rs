@@ -6,18 +6,19 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use polycompute_core::expr::Program;
+use polycompute_core::plan::MapSignature;
 use polycompute_core::{DType, Error, Result};
 
-use crate::codegen::map::InputMode;
 use crate::codegen::reduce::Pass;
+use crate::codegen::{Binding, KernelSource};
 use crate::errors::{kernel_compile, Scope};
 
 /// What a kernel is, as far as its source depends on it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum KernelKey {
-    /// A fused map (also Cast, and a transpose that keeps the last axis).
-    Map { program: Arc<Program>, modes: Vec<InputMode>, ndim: usize },
+    /// A fused map (also Cast, and a transpose that keeps the last axis), by core's
+    /// planning signature.
+    Map(MapSignature),
     /// One reduction pass.
     Reduce(Pass),
     /// The tiled matmul.
@@ -28,26 +29,6 @@ pub(crate) enum KernelKey {
     FillConstant(u32),
     /// A Philox fill.
     FillRandom { dtype: DType, normal: bool },
-}
-
-/// How a kernel binds one buffer; binding `i` of group 0 is entry `i` of [`KernelSource::bindings`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Binding {
-    /// `var<storage, read>`.
-    Read,
-    /// `var<storage, read_write>`.
-    Write,
-    /// `var<uniform>`: the kernel's sizes.
-    Uniform,
-}
-
-/// A generated kernel: WGSL with one entry point `main`, and its bindings.
-#[derive(Clone, Debug)]
-pub(crate) struct KernelSource {
-    /// The WGSL source.
-    pub wgsl: String,
-    /// The bindings, in binding order.
-    pub bindings: Vec<Binding>,
 }
 
 /// A compiled kernel.

@@ -7,8 +7,8 @@ use std::fmt::Write;
 use polycompute_core::{DType, Error, Result};
 
 use super::semantics::library;
-use super::{Builder, WG};
-use crate::pipeline_cache::KernelSource;
+use super::shaders;
+use super::{Builder, KernelSource, WG};
 
 /// Writes the element `(prm(1), prm(2))` (one or two words) to each of `prm(0)` elements.
 pub(crate) fn constant(words: u32) -> KernelSource {
@@ -21,42 +21,6 @@ pub(crate) fn constant(words: u32) -> KernelSource {
     );
     b.finish((WG, 1), &body)
 }
-
-/// Philox4x32-10 in WGSL: 32x32->64-bit products from 16-bit halves (WGSL has no u64).
-const PHILOX: &str = r#"
-fn mulhilo(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xffffu;
-    let a1 = a >> 16u;
-    let b0 = b & 0xffffu;
-    let b1 = b >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let p11 = a1 * b1;
-    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-    let hi = p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
-    return vec2<u32>(hi, a * b);
-}
-fn philox(ctr: vec4<u32>, key: vec2<u32>) -> vec4<u32> {
-    var c = ctr;
-    var k = key;
-    for (var round = 0u; round < 10u; round = round + 1u) {
-        if (round > 0u) { k = k + vec2<u32>(0x9E3779B9u, 0xBB67AE85u); }
-        let p0 = mulhilo(0xD2511F53u, c.x);
-        let p1 = mulhilo(0xCD9E8D57u, c.z);
-        c = vec4<u32>(p1.x ^ c.y ^ k.x, p1.y, p0.x ^ c.w ^ k.y, p0.y);
-    }
-    return c;
-}
-// (w >> 8) * 2^-24 and ((hi:lo) >> 11) * 2^-53, exactly as the CPU reference.
-fn unit_f32(w: u32) -> f32 { return f32(w >> 8u) * bitcast<f32>(0x33800000u); }
-"#;
-
-const UNIT_F64: &str = r#"
-fn unit_f64(lo: u32, hi: u32) -> f64 {
-    return f64(hi) * 2.3283064365386963e-10lf + f64(lo >> 11u) * 1.1102230246251565e-16lf;
-}
-"#;
 
 /// Random fills: `normal` false for uniform (floats in [0, 1), raw bits for integers), true
 /// for Box-Muller normals (through the accurate `ln`, `sin`, `cos` of `transcendental`, so
@@ -72,10 +36,11 @@ pub(crate) fn random(dtype: DType, normal: bool, device: &str) -> Result<KernelS
         DType::I32 | DType::U32 => "u32",
     };
     b.storage("out", elem, true);
+    // The f32 library is always there: it brings `mulhilo`, and the normals' ln, sin, cos.
     b.code(&library(&BTreeSet::from([DType::F32, dtype])));
-    b.code(PHILOX);
+    b.code(shaders::PHILOX);
     if dtype == DType::F64 {
-        b.code(UNIT_F64);
+        b.code(shaders::PHILOX_F64);
     }
     // Elements per Philox block.
     let per = if dtype == DType::F64 { 2 } else { 4 };

@@ -7,8 +7,7 @@ use std::fmt::Write;
 
 use polycompute_core::DType;
 
-use super::{wgsl_type, Builder};
-use crate::pipeline_cache::KernelSource;
+use super::{wgsl_type, Builder, KernelSource};
 
 /// The tile edge.
 pub(crate) const TILE: u32 = 32;

@@ -1,40 +1,31 @@
-//! The fused elementwise kernel: one thread per output element, each input read directly
-//! (same shape), as a scalar, or through broadcast strides over the (coalesced) output shape.
+//! The fused elementwise kernel: one thread per output element, each input read as core's
+//! planning classifies it (`plan::Access`): directly (same index), as a scalar, or through
+//! broadcast strides over the coalesced output shape.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use polycompute_core::expr::{InstOp, Program};
+use polycompute_core::plan::{Access, MapSignature};
 use polycompute_core::{BinaryOp, DType, Error, Result, UnaryOp};
 
 use super::semantics::{cast_name, library};
-use super::{literal, wgsl_type, Builder, WG};
-use crate::pipeline_cache::KernelSource;
+use super::{literal, wgsl_type, Builder, KernelSource, WG};
 
-/// How a map kernel reads one input.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum InputMode {
-    /// The input has the output's shape: element `i` is `in[i]`.
-    Same,
-    /// One element, broadcast everywhere.
-    Scalar,
-    /// Read through strides (`prm`), one per output dimension.
-    Strided,
+/// The uniform words of a map kernel: `n`, then `plan::MapLayout::words` (the `ndim` output
+/// dims, then `ndim` strides for each strided input in order).
+pub(crate) fn param_count(sig: &MapSignature) -> usize {
+    1 + sig.ndim + sig.ndim * sig.strided().count()
 }
 
-/// The uniform words of a map kernel: `n`, the `ndim` output dims, then `ndim` strides for
-/// each strided input in order.
-pub(crate) fn param_count(modes: &[InputMode], ndim: usize) -> usize {
-    1 + ndim + ndim * modes.iter().filter(|m| **m == InputMode::Strided).count()
-}
-
-/// The kernel computing `program` over inputs read as `modes`, on an output of `ndim`
-/// dimensions (used only by strided inputs). An f64 op WGSL cannot express is
-/// [`Error::Unsupported`].
-pub(crate) fn kernel(program: &Program, modes: &[InputMode], ndim: usize, device: &str) -> Result<KernelSource> {
+/// The kernel of `sig`: its program over inputs read as its access classes, on an output of
+/// `sig.ndim` coalesced dimensions (used only by strided inputs). An f64 op WGSL cannot
+/// express is [`Error::Unsupported`].
+pub(crate) fn kernel(sig: &MapSignature, device: &str) -> Result<KernelSource> {
+    let (program, ndim) = (&*sig.program, sig.ndim);
     let mut dtypes: BTreeSet<DType> = program.insts.iter().map(|i| i.dtype).collect();
     dtypes.extend(program.inputs.iter().copied());
-    let mut b = Builder::new(param_count(modes, ndim));
+    let mut b = Builder::new(param_count(sig));
     for (k, d) in program.inputs.iter().enumerate() {
         b.storage(&format!("in{k}"), wgsl_type(*d), false);
     }
@@ -48,7 +39,7 @@ pub(crate) fn kernel(program: &Program, modes: &[InputMode], ndim: usize, device
          let gid = g * {WG}u + lid;\n    if (gid >= n) {{ return; }}\n"
     );
     // Strided inputs: decompose gid over the output dims, innermost first.
-    let strided: Vec<usize> = (0..modes.len()).filter(|&k| modes[k] == InputMode::Strided).collect();
+    let strided: Vec<usize> = sig.strided().collect();
     if !strided.is_empty() {
         body.push_str("    var rem = gid;\n");
         for k in &strided {
@@ -72,7 +63,7 @@ pub(crate) fn kernel(program: &Program, modes: &[InputMode], ndim: usize, device
     }
     for (i, inst) in program.insts.iter().enumerate() {
         let t = wgsl_type(inst.dtype);
-        let e = inst_expr(program, modes, i, device)?;
+        let e = inst_expr(program, &sig.access, i, device)?;
         let _ = writeln!(body, "    let r{i}: {t} = {e};");
     }
     let _ = writeln!(body, "    out[gid] = r{};", program.output());
@@ -88,15 +79,15 @@ fn unsupported(what: &str, dtype: DType, device: &str) -> Error {
 }
 
 /// The WGSL expression of instruction `i`.
-fn inst_expr(p: &Program, modes: &[InputMode], i: usize, device: &str) -> Result<String> {
+fn inst_expr(p: &Program, access: &[Access], i: usize, device: &str) -> Result<String> {
     let inst = p.insts[i];
     let d = inst.dtype;
     let t = wgsl_type(d);
     let r = |j: usize| format!("r{j}");
     Ok(match inst.op {
-        InstOp::Arg(k) => match modes.get(k) {
-            Some(InputMode::Same) => format!("in{k}[gid]"),
-            Some(InputMode::Scalar) => format!("in{k}[0]"),
+        InstOp::Arg(k) => match access.get(k) {
+            Some(Access::Same) => format!("in{k}[gid]"),
+            Some(Access::Scalar) => format!("in{k}[0]"),
             _ => format!("in{k}[o{k}]"),
         },
         InstOp::Lit(s) => literal(s),

@@ -7,8 +7,7 @@ use std::fmt::Write;
 
 use polycompute_core::DType;
 
-use super::{wgsl_type, Builder};
-use crate::pipeline_cache::KernelSource;
+use super::{wgsl_type, Builder, KernelSource};
 
 /// Block shape for a dtype: (BM = BN, BK, TM = TN). f32 computes 8x8 per thread (four
 /// multiply-adds per workgroup-memory load); f64 a smaller block, so workgroup memory and

@@ -1,6 +1,10 @@
 //! WGSL generation. Each op has a generator that turns its signature (dtypes, fused
 //! program, rank, variant) into a [`KernelSource`]; sizes are never baked in, they travel
 //! in the kernel's uniform buffer (`prm(i)`), so one compiled kernel serves every shape.
+//!
+//! Pure text: this tree imports only `polycompute_core` and std, never wgpu or the device.
+//! The hand-written helpers are WGSL files under `wgsl/` (see [`shaders`]); compiling and
+//! caching kernels is `pipeline_cache`'s job.
 
 pub(crate) mod fill;
 pub(crate) mod layout;
@@ -8,13 +12,34 @@ pub(crate) mod map;
 pub(crate) mod matmul;
 pub(crate) mod reduce;
 pub(crate) mod semantics;
+pub(crate) mod shaders;
 pub(crate) mod transcendental;
+#[cfg(test)]
+mod validate;
 
 use std::fmt::Write;
 
 use polycompute_core::{DType, Scalar};
 
-use crate::pipeline_cache::{Binding, KernelSource};
+/// How a kernel binds one buffer; binding `i` of group 0 is entry `i` of [`KernelSource::bindings`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Binding {
+    /// `var<storage, read>`.
+    Read,
+    /// `var<storage, read_write>`.
+    Write,
+    /// `var<uniform>`: the kernel's sizes.
+    Uniform,
+}
+
+/// A generated kernel: WGSL with one entry point `main`, and its bindings.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelSource {
+    /// The WGSL source.
+    pub wgsl: String,
+    /// The bindings, in binding order.
+    pub bindings: Vec<Binding>,
+}
 
 /// Threads per workgroup of the one-dimensional kernels.
 pub(crate) const WG: u32 = 256;
@@ -123,88 +148,5 @@ mod tests {
         let text = literal(Scalar::F64(tiny));
         let digits = text.trim_start_matches('(').split("lf").next().unwrap();
         assert_eq!(digits.parse::<f64>().unwrap(), tiny);
-    }
-}
-
-/// Every kernel variant the backend generates, validated by naga (what wgpu runs before any
-/// driver sees a shader), so codegen is checked on machines without an adapter too.
-#[cfg(test)]
-mod validate_all {
-    use polycompute_core::expr::Program;
-    use polycompute_core::{BinaryOp, DType, Expr, ReduceKind, UnaryOp};
-
-    use super::map::InputMode;
-    use super::reduce::Pass;
-    use crate::pipeline_cache::KernelSource;
-
-    fn check(what: &str, src: &KernelSource) {
-        let module = naga::front::wgsl::parse_str(&src.wgsl)
-            .unwrap_or_else(|e| panic!("{what}: {}\n{}", e.emit_to_string(&src.wgsl), src.wgsl));
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::FLOAT64)
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{what}: {e:?}\n{}", src.wgsl));
-    }
-
-    #[test]
-    fn every_map_instruction_in_every_dtype() {
-        for d in DType::ALL {
-            let x = Expr::arg(0);
-            let y = Expr::arg(1);
-            let mut exprs: Vec<(String, Expr)> = Vec::new();
-            for op in UnaryOp::ALL {
-                if !(op.float_only() && d.is_int()) {
-                    exprs.push((op.name().into(), x.clone().unary(op)));
-                }
-            }
-            for op in BinaryOp::ALL {
-                if !(op.int_only() && d.is_float()) {
-                    exprs.push((op.name().into(), x.clone().binary(op, y.clone())));
-                }
-            }
-            for to in DType::ALL {
-                exprs.push((format!("cast to {to}"), x.clone().cast(to)));
-            }
-            exprs.push(("select".into(), Expr::select(x.clone(), y.clone(), x.clone())));
-            exprs.push(("index".into(), Expr::index().cast(d) + x.clone()));
-            for (name, e) in exprs {
-                let program = Program::compile(&e, &[d, d]).unwrap();
-                let modes = [InputMode::Same, InputMode::Strided];
-                match super::map::kernel(&program, &modes, 3, "test") {
-                    Ok(src) => check(&format!("map {name} {d}"), &src),
-                    // Only f64 transcendentals may be refused.
-                    Err(polycompute_core::Error::Unsupported { dtype: DType::F64, .. }) => {}
-                    Err(e) => panic!("map {name} {d}: {e}"),
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn every_reduction_pass_fill_matmul_and_transpose() {
-        for d in DType::ALL {
-            for kind in ReduceKind::ALL {
-                let acc = if kind == ReduceKind::Mean { kind.output_dtype(d) } else { d };
-                for (first, last) in [(true, true), (true, false), (false, false), (false, true)] {
-                    for tj in [1, 4, 16] {
-                        let pass = Pass { kind, input: d, acc, first, last, tj };
-                        check(&format!("{pass:?}"), &super::reduce::kernel(&pass));
-                    }
-                }
-            }
-            for normal in [false, true] {
-                if let Ok(src) = super::fill::random(d, normal, "test") {
-                    check(&format!("fill {d} normal={normal}"), &src);
-                }
-            }
-            for ndim in 2..5 {
-                for q in 0..ndim - 1 {
-                    check(&format!("transpose {d} {ndim} {q}"), &super::layout::transpose(d, ndim, q));
-                }
-            }
-        }
-        check("constant 1", &super::fill::constant(1));
-        check("constant 2", &super::fill::constant(2));
-        check("matmul f32", &super::matmul::kernel(DType::F32));
-        check("matmul f64", &super::matmul::kernel(DType::F64));
     }
 }

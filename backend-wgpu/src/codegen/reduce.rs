@@ -14,8 +14,7 @@ use std::fmt::Write;
 use polycompute_core::{DType, ReduceKind};
 
 use super::semantics::library;
-use super::{wgsl_type, Builder};
-use crate::pipeline_cache::KernelSource;
+use super::{wgsl_type, Builder, KernelSource};
 
 /// Threads per reduction workgroup.
 pub(crate) const THREADS: u32 = 256;

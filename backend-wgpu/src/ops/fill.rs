@@ -2,7 +2,7 @@
 
 use polycompute_core::{DType, Fill, Result, Scalar};
 
-use crate::buffer_pool::WgpuBuffer;
+use crate::buffer::WgpuBuffer;
 use crate::codegen::{fill, WG};
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;

@@ -1,46 +1,19 @@
-//! Map and Cast: coalesce the broadcast into as few dimensions as possible, choose how each
-//! input is read, and launch the fused kernel.
+//! Map and Cast: core's plan (`plan::MapLayout`) says how each input is read and over
+//! which coalesced dimensions; this launches the fused kernel of its signature.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use polycompute_core::expr::{Inst, InstOp, Program};
+use polycompute_core::expr::Program;
+use polycompute_core::plan::MapLayout;
 use polycompute_core::{DType, DeviceBuffer, Error, Result, Shape};
 
-use crate::buffer_pool::WgpuBuffer;
-use crate::codegen::map::{kernel, InputMode};
+use crate::buffer::WgpuBuffer;
+use crate::codegen::map::kernel;
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;
 use crate::pipeline_cache::KernelKey;
-
-/// Output dims and per-input strides with size-1 axes dropped and neighbouring axes merged
-/// wherever every input walks them as one (e.g. a [4, 5, 3] + [3] broadcast is [20, 3]).
-pub(crate) fn coalesce(dims: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
-    let mut out_dims: Vec<usize> = Vec::new();
-    let mut out_strides: Vec<Vec<usize>> = vec![Vec::new(); strides.len()];
-    for (axis, &d) in dims.iter().enumerate() {
-        if d == 1 {
-            continue;
-        }
-        let merge =
-            !out_dims.is_empty() && strides.iter().zip(&out_strides).all(|(s, o)| o[o.len() - 1] == s[axis] * d);
-        if let (true, Some(last_dim)) = (merge, out_dims.last_mut()) {
-            *last_dim *= d;
-            for (s, o) in strides.iter().zip(out_strides.iter_mut()) {
-                if let Some(last) = o.last_mut() {
-                    *last = s[axis];
-                }
-            }
-        } else {
-            out_dims.push(d);
-            for (s, o) in strides.iter().zip(out_strides.iter_mut()) {
-                o.push(s[axis]);
-            }
-        }
-    }
-    (out_dims, out_strides)
-}
 
 /// Runs `program` over `inputs` broadcast to `shape`.
 pub(crate) fn run(
@@ -70,28 +43,11 @@ pub(crate) fn run(
     if n == 0 {
         return Ok(out);
     }
-    let modes: Vec<InputMode> = input_shapes
-        .iter()
-        .map(|s| match s.numel() {
-            1 => InputMode::Scalar,
-            m if m == n => InputMode::Same,
-            _ => InputMode::Strided,
-        })
-        .collect();
-    let strided: Vec<Vec<usize>> = input_shapes
-        .iter()
-        .zip(&modes)
-        .filter(|(_, m)| **m == InputMode::Strided)
-        .map(|(s, _)| s.broadcast_strides(shape))
-        .collect();
-    let (dims, strides) = if strided.is_empty() { (Vec::new(), Vec::new()) } else { coalesce(shape.dims(), &strided) };
+    let layout = MapLayout::new(input_shapes, shape);
     let mut params = vec![n as u32];
-    params.extend(dims.iter().map(|&d| d as u32));
-    for s in &strides {
-        params.extend(s.iter().map(|&x| x as u32));
-    }
-    let key = KernelKey::Map { program: program.clone(), modes: modes.clone(), ndim: dims.len() };
-    let kernel = dev.kernel(key, || kernel(program, &modes, dims.len(), &dev.id))?;
+    params.extend(layout.words());
+    let sig = layout.signature(program);
+    let kernel = dev.kernel(KernelKey::Map(sig.clone()), || kernel(&sig, &dev.id))?;
     let mut buffers: Vec<wgpu::Buffer> = inputs.iter().map(|b| b.raw().clone()).collect();
     buffers.push(out.raw().clone());
     dev.launch(vec![Launch { kernel, buffers, params, groups: groups(n, WG) }])?;
@@ -104,29 +60,7 @@ pub(crate) fn cast(dev: &WgpuDevice, input: &WgpuBuffer, to: DType) -> Result<Wg
     if from == to {
         return super::layout::copy(dev, input);
     }
-    let program = Arc::new(Program {
-        inputs: vec![from],
-        insts: vec![Inst { op: InstOp::Arg(0), dtype: from }, Inst { op: InstOp::Cast(0), dtype: to }],
-    });
+    let program = Arc::new(Program::cast(from, to));
     let shape = Shape::new(&[input.len()])?;
     run(dev, &program, std::slice::from_ref(&shape), &shape, &[input])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::coalesce;
-
-    #[test]
-    fn broadcast_dims_coalesce() {
-        // [4, 5, 3] + [3]: the first input is contiguous, the second repeats every 3.
-        let (d, s) = coalesce(&[4, 5, 3], &[vec![15, 3, 1], vec![0, 0, 1]]);
-        assert_eq!(d, vec![20, 3]);
-        assert_eq!(s, vec![vec![3, 1], vec![0, 1]]);
-        // A transposed-looking broadcast [3, 1] against [3, 4] keeps two dims.
-        let (d, s) = coalesce(&[3, 4], &[vec![1, 0]]);
-        assert_eq!((d, s), (vec![3, 4], vec![vec![1, 0]]));
-        // Size-1 axes vanish.
-        let (d, s) = coalesce(&[1, 6, 1], &[vec![0, 1, 0]]);
-        assert_eq!((d, s), (vec![6], vec![vec![1]]));
-    }
 }

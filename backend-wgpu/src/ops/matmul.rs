@@ -2,7 +2,7 @@
 
 use polycompute_core::{DeviceBuffer, Error, Result, Shape};
 
-use crate::buffer_pool::WgpuBuffer;
+use crate::buffer::WgpuBuffer;
 use crate::codegen::matmul::{blocking, kernel};
 use crate::device::{Launch, WgpuDevice};
 use crate::pipeline_cache::KernelKey;

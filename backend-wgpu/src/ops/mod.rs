@@ -6,32 +6,25 @@ mod map;
 mod matmul;
 mod reduce;
 
-use std::sync::Arc;
+use polycompute_core::{Op, Result};
 
-use polycompute_core::{BufferRef, DeviceBuffer, Op, Result};
-
-use crate::buffer_pool::WgpuBuffer;
+use crate::buffer::WgpuBuffer;
 use crate::device::WgpuDevice;
 
-/// Runs a validated op (see `Op::output`) on `inputs`.
-pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Result<BufferRef> {
-    let out = match op {
-        Op::Map { program, input_shapes, shape } => map::run(dev, program, input_shapes, shape, inputs)?,
-        Op::Reduce { kind, axis, shape } => reduce::run(dev, *kind, *axis, shape, inputs[0])?,
-        Op::Matmul { lhs, rhs } => matmul::run(dev, lhs, rhs, inputs[0], inputs[1])?,
-        Op::Copy => layout::copy(dev, inputs[0])?,
-        Op::Transpose { shape, perm } => layout::transpose(dev, shape, perm, inputs[0])?,
-        Op::Cast { to } => map::cast(dev, inputs[0], *to)?,
-        Op::Fill { fill, dtype, len } => fill::run(dev, *fill, *dtype, *len)?,
-        _ => {
-            return Err(polycompute_core::Error::Unsupported {
-                op: op.name().into(),
-                dtype: inputs.first().map_or(polycompute_core::DType::F32, |b| b.dtype()),
-                device: dev.id.clone(),
-            })
-        }
-    };
-    Ok(Arc::new(out))
+/// Runs a validated op (core's blanket `DeviceBackend` checked it and the inputs' dtypes,
+/// lengths and owner) on `inputs`. Every op has its arm, so a new op is a compile error
+/// here; what a device cannot do (f64 without `SHADER_F64`, integer matmul) is decided in
+/// the runners, as `Unsupported`.
+pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Result<WgpuBuffer> {
+    match op {
+        Op::Map { program, input_shapes, shape } => map::run(dev, program, input_shapes, shape, inputs),
+        Op::Reduce { kind, axis, shape } => reduce::run(dev, *kind, *axis, shape, inputs[0]),
+        Op::Matmul { lhs, rhs } => matmul::run(dev, lhs, rhs, inputs[0], inputs[1]),
+        Op::Copy => layout::copy(dev, inputs[0]),
+        Op::Transpose { shape, perm } => layout::transpose(dev, shape, perm, inputs[0]),
+        Op::Cast { to } => map::cast(dev, inputs[0], *to),
+        Op::Fill { fill, dtype, len } => fill::run(dev, *fill, *dtype, *len),
+    }
 }
 
 /// Workgroups of `per` items each for `n` items.

@@ -2,7 +2,7 @@
 
 use polycompute_core::{DType, DeviceBuffer, Error, Fill, ReduceKind, Result, Scalar, Shape};
 
-use crate::buffer_pool::WgpuBuffer;
+use crate::buffer::WgpuBuffer;
 use crate::codegen::reduce::{kernel, Pass, ITEMS, THREADS};
 use crate::device::{Launch, WgpuDevice};
 use crate::pipeline_cache::KernelKey;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use polycompute_core::{DType, DeviceBuffer, Error, Result};
+use polycompute_core::{BackendBuffer, DType, DeviceBuffer, DeviceToken, Error, Result};
 
 use crate::errors::Scope;
 
@@ -154,12 +154,18 @@ pub struct WgpuBuffer {
     buffer: Option<wgpu::Buffer>,
     dtype: DType,
     len: usize,
-    owner: u64,
+    owner: DeviceToken,
     pool: Arc<BufferPool>,
 }
 
 impl WgpuBuffer {
-    pub(crate) fn new(buffer: wgpu::Buffer, dtype: DType, len: usize, owner: u64, pool: Arc<BufferPool>) -> Self {
+    pub(crate) fn new(
+        buffer: wgpu::Buffer,
+        dtype: DType,
+        len: usize,
+        owner: DeviceToken,
+        pool: Arc<BufferPool>,
+    ) -> Self {
         WgpuBuffer { buffer: Some(buffer), dtype, len, owner, pool }
     }
 
@@ -175,11 +181,6 @@ impl WgpuBuffer {
     /// Bytes of the elements (not of the whole allocation).
     pub fn bytes(&self) -> u64 {
         (self.len * self.dtype.size_bytes()) as u64
-    }
-
-    /// The id of the device that made it.
-    pub(crate) fn owner(&self) -> u64 {
-        self.owner
     }
 }
 
@@ -206,6 +207,12 @@ impl DeviceBuffer for WgpuBuffer {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+impl BackendBuffer for WgpuBuffer {
+    fn owner(&self) -> DeviceToken {
+        self.owner
     }
 }
 

@@ -1,0 +1,54 @@
+//! The hand-written WGSL under `wgsl/`, pulled in at compile time so it reads (and diffs) as
+//! shader code, and the filling of the placeholders of its templates. What depends on a
+//! kernel's signature (dtypes, programs, sizes of unrolled loops) stays generated in Rust.
+
+/// f32 predicates and constructors (`isnan_f32`, `inf_f32`, ...).
+pub(crate) const F32_BASE: &str = include_str!("wgsl/f32_base.wgsl");
+/// f64 predicates and constructors, through f32 conversions.
+pub(crate) const F64_BASE: &str = include_str!("wgsl/f64_base.wgsl");
+/// Float arithmetic for f32 and f64; placeholders `T` and `SUBNORMAL`.
+pub(crate) const FLOAT: &str = include_str!("wgsl/float.wgsl");
+/// Integer comparisons and truthiness for i32 and u32; placeholder `T`.
+pub(crate) const INT: &str = include_str!("wgsl/int.wgsl");
+/// i32 floor division, floored remainder and wrapping power.
+pub(crate) const I32: &str = include_str!("wgsl/i32.wgsl");
+/// u32 division, remainder and wrapping power.
+pub(crate) const U32: &str = include_str!("wgsl/u32.wgsl");
+/// The 32x32 -> 64-bit product `mulhilo`, shared by Philox and the transcendentals.
+pub(crate) const MULHILO: &str = include_str!("wgsl/mulhilo.wgsl");
+/// f32 exp, ln, sin, cos, tan, tanh and pow; the constants are declared before it.
+pub(crate) const TRANSCENDENTAL_F32: &str = include_str!("wgsl/transcendental_f32.wgsl");
+/// f64 sin, cos, tan, tanh, exp and ln; placeholders for polynomials and constants.
+pub(crate) const TRANSCENDENTAL_F64: &str = include_str!("wgsl/transcendental_f64.wgsl");
+/// Philox4x32-10 and the f32 unit conversion.
+pub(crate) const PHILOX: &str = include_str!("wgsl/philox.wgsl");
+/// The f64 unit conversion of two Philox words.
+pub(crate) const PHILOX_F64: &str = include_str!("wgsl/philox_f64.wgsl");
+
+/// `template` with every `{name}` of `values` replaced by its text.
+pub(crate) fn instantiate(template: &str, values: &[(&str, &str)]) -> String {
+    values.iter().fold(template.to_string(), |text, (name, value)| text.replace(&format!("{{{name}}}"), value))
+}
+
+/// The first `{name}` left in `text` (a placeholder nobody filled), if any.
+#[cfg(test)]
+pub(crate) fn leftover_placeholder(text: &str) -> Option<&str> {
+    text.match_indices('{').find_map(|(i, _)| {
+        let rest = &text[i + 1..];
+        let end = rest.find('}')?;
+        let name = &rest[..end];
+        (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(name)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_filled_and_leftovers_found() {
+        assert_eq!(instantiate("fn f_{T}(x: {T}) {}", &[("T", "f32")]), "fn f_f32(x: f32) {}");
+        assert_eq!(leftover_placeholder("fn f(x: f32) { return x; }"), None);
+        assert_eq!(leftover_placeholder("let k = {log2e};"), Some("log2e"));
+    }
+}

@@ -1,0 +1,85 @@
+//! Every kernel variant the backend generates, validated by naga (what wgpu runs before any
+//! driver sees a shader), so codegen is checked on machines without an adapter too.
+
+use std::sync::Arc;
+
+use polycompute_core::expr::Program;
+use polycompute_core::plan::{Access, MapSignature};
+use polycompute_core::{BinaryOp, DType, Expr, ReduceKind, UnaryOp};
+
+use super::reduce::Pass;
+use super::KernelSource;
+
+fn check(what: &str, src: &KernelSource) {
+    let module = naga::front::wgsl::parse_str(&src.wgsl)
+        .unwrap_or_else(|e| panic!("{what}: {}\n{}", e.emit_to_string(&src.wgsl), src.wgsl));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::FLOAT64)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{what}: {e:?}\n{}", src.wgsl));
+}
+
+#[test]
+fn every_map_instruction_in_every_dtype() {
+    for d in DType::ALL {
+        let x = Expr::arg(0);
+        let y = Expr::arg(1);
+        let mut exprs: Vec<(String, Expr)> = Vec::new();
+        for op in UnaryOp::ALL {
+            if !(op.float_only() && d.is_int()) {
+                exprs.push((op.name().into(), x.clone().unary(op)));
+            }
+        }
+        for op in BinaryOp::ALL {
+            if !(op.int_only() && d.is_float()) {
+                exprs.push((op.name().into(), x.clone().binary(op, y.clone())));
+            }
+        }
+        for to in DType::ALL {
+            exprs.push((format!("cast to {to}"), x.clone().cast(to)));
+        }
+        exprs.push(("select".into(), Expr::select(x.clone(), y.clone(), x.clone())));
+        exprs.push(("index".into(), Expr::index().cast(d) + x.clone()));
+        for (name, e) in exprs {
+            let program = Arc::new(Program::compile(&e, &[d, d]).unwrap());
+            // A strided walk over three dims, and no walk at all.
+            for (access, ndim) in [([Access::Same, Access::Strided], 3), ([Access::Scalar, Access::Same], 0)] {
+                let sig = MapSignature { program: program.clone(), access: access.to_vec(), ndim };
+                match super::map::kernel(&sig, "test") {
+                    Ok(src) => check(&format!("map {name} {d} {access:?}"), &src),
+                    // Only f64 transcendentals may be refused.
+                    Err(polycompute_core::Error::Unsupported { dtype: DType::F64, .. }) => {}
+                    Err(e) => panic!("map {name} {d}: {e}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_reduction_pass_fill_matmul_and_transpose() {
+    for d in DType::ALL {
+        for kind in ReduceKind::ALL {
+            let acc = if kind == ReduceKind::Mean { kind.output_dtype(d) } else { d };
+            for (first, last) in [(true, true), (true, false), (false, false), (false, true)] {
+                for tj in [1, 4, 16] {
+                    let pass = Pass { kind, input: d, acc, first, last, tj };
+                    check(&format!("{pass:?}"), &super::reduce::kernel(&pass));
+                }
+            }
+        }
+        for normal in [false, true] {
+            if let Ok(src) = super::fill::random(d, normal, "test") {
+                check(&format!("fill {d} normal={normal}"), &src);
+            }
+        }
+        for ndim in 2..5 {
+            for q in 0..ndim - 1 {
+                check(&format!("transpose {d} {ndim} {q}"), &super::layout::transpose(d, ndim, q));
+            }
+        }
+    }
+    check("constant 1", &super::fill::constant(1));
+    check("constant 2", &super::fill::constant(2));
+    check("matmul f32", &super::matmul::kernel(DType::F32));
+    check("matmul f64", &super::matmul::kernel(DType::F64));
+}
