@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::platform::process::Stream;
+use crate::sys::socket::Stream;
 
 /// How long a waiter polls before it blocks: long enough to cover a round trip's other
 /// hops on an idle 2-core machine, short enough that an idle worker stops burning its core
@@ -165,11 +165,10 @@ mod tests {
         assert_eq!(polls, 8, "the spin's 7 polls and a last look: no yielding polls");
     }
 
-    #[cfg(unix)]
     #[test]
     fn until_readable_finds_data_and_leaves_the_socket_blocking() {
         use std::io::{Read, Write};
-        let (mut a, b) = Stream::pair().unwrap();
+        let (mut a, b) = crate::sys::socket::pair().unwrap();
         let mut reader = BufReader::new(b);
         until_readable(&mut reader).unwrap(); // nothing yet: gives up after the window
         assert!(reader.buffer().is_empty());
