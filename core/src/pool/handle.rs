@@ -29,7 +29,7 @@ pub(crate) fn typed<T: Task>(result: Result<Value, TaskError>, task: &str, index
 }
 
 #[derive(Default)]
-struct Slot {
+struct ResultSlot {
     result: Option<Result<Value, TaskError>>,
     detached: bool,
 }
@@ -37,7 +37,7 @@ struct Slot {
 /// The sink of one submitted task.
 #[derive(Default)]
 pub(crate) struct HandleSink {
-    slot: Mutex<Slot>,
+    slot: Mutex<ResultSlot>,
     ready: AtomicBool,
     cv: Condvar,
 }

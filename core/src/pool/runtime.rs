@@ -257,8 +257,7 @@ impl Pool {
         while start < n {
             let len = chunk.max(1).min(n - start);
             let batch: Vec<T::Input> = inputs.by_ref().take(len).collect();
-            let ctl =
-                JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, len, cancel.clone());
+            let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, len, cancel.clone());
             ctls.push(ctl.clone());
             inner.enqueue(Job {
                 task: task.clone(),
@@ -282,16 +281,11 @@ impl Pool {
         let mut start = 0;
         let mut count = 0;
         let mut pins = Pins::default();
-        let flush = |body: &mut Vec<u8>,
-                     pins: &mut Pins,
-                     start: usize,
-                     count: usize,
-                     ctls: &mut Vec<Arc<JobCtl>>| {
+        let flush = |body: &mut Vec<u8>, pins: &mut Pins, start: usize, count: usize, ctls: &mut Vec<Arc<JobCtl>>| {
             if count == 0 {
                 return;
             }
-            let ctl =
-                JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, count, cancel.clone());
+            let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, count, cancel.clone());
             ctls.push(ctl.clone());
             inner.enqueue(Job {
                 task: task.clone(),
@@ -327,8 +321,7 @@ impl Pool {
                 Err(e) => {
                     flush(&mut body, &mut pins, start, count, &mut ctls);
                     count = 0;
-                    let ctl =
-                        JobCtl::new(sink.clone(), T::NAME, first_index + pos as u64, pos, 1, cancel.clone());
+                    let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + pos as u64, pos, 1, cancel.clone());
                     ctl.fail_rest(
                         None,
                         1,

@@ -78,7 +78,8 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
     };
     recv(&mut frame)?;
     let setup = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?.0;
-    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, shared_type, shared, tasks: theirs } = setup else {
+    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, broadcast_type, broadcast, tasks: theirs } = setup
+    else {
         return Err("the parent did not send a setup first".into());
     };
     let mismatches = tasks.mismatches(&theirs);
@@ -98,7 +99,7 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
             return Ok(());
         }
     };
-    let broadcast = BroadcastData { value: None, type_name: shared_type, bytes: shared.map(std::sync::Arc::new) };
+    let broadcast = BroadcastData { value: None, type_name: broadcast_type, bytes: broadcast.map(std::sync::Arc::new) };
     let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     wire::write_frame(&mut out, &FromWorker::Ready { device: device.id() }, &[]).map_err(|e| e.to_string())?;

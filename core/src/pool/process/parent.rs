@@ -161,8 +161,8 @@ fn handshake(
         ordinal: slot.ordinal,
         seed: inner.cfg.seed,
         spill_over: inner.cfg.spill_over as u64,
-        shared_type: inner.broadcast.type_name.clone(),
-        shared: inner.broadcast.bytes.as_ref().map(|b| b.to_vec()),
+        broadcast_type: inner.broadcast.type_name.clone(),
+        broadcast: inner.broadcast.bytes.as_ref().map(|b| b.to_vec()),
         tasks: inner.tasks.signatures(),
     };
     wire::write_frame(&mut stream, &setup, &[]).map_err(|e| format!("cannot send the worker its setup: {e}"))?;
