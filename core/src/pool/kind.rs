@@ -42,11 +42,24 @@ pub(crate) trait WorkerKind: Send + Sync {
     fn fail_stuck(&self, pool: &PoolState);
 }
 
-/// The worker kind of `mode` for `slots` worker slots. (`Auto` is resolved by the worker
-/// plan before this; should it come, it means threads.)
+/// The worker kind of `mode` for a pool of `slots` worker slots (its per-slot state is
+/// indexed like the pool's slots). `Auto` is resolved by the worker plan before this;
+/// should it come, it means threads.
 pub(crate) fn for_mode(mode: WorkerMode, slots: usize) -> Box<dyn WorkerKind> {
     match mode {
         WorkerMode::Process => Box::new(ProcessWorkers::new(slots)),
         WorkerMode::Thread | WorkerMode::Auto => Box::new(ThreadWorkers::new(slots)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn process_workers_take_encoded_inputs_and_threads_moved_ones() {
+        assert_eq!(for_mode(WorkerMode::Process, 2).carriage(), Carriage::Encoded);
+        assert_eq!(for_mode(WorkerMode::Thread, 2).carriage(), Carriage::Moved);
+        assert_eq!(for_mode(WorkerMode::Auto, 1).carriage(), Carriage::Moved);
     }
 }
