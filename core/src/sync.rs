@@ -1,7 +1,8 @@
-//! Locks that shrug off poisoning. A panic while a lock is held (a task's panic is caught
-//! inside the worker, but a bug elsewhere may not be) poisons it; everything the crate keeps
-//! behind a lock stays consistent at every await point, so the data is used as it is
-//! rather than turning one panic into a panic in every thread that touches the lock.
+//! Locks that shrug off poisoning: `lock_unpoisoned()` for
+//! `lock().unwrap_or_else(|p| p.into_inner())`. A panic while a lock is held poisons it;
+//! what the crate keeps behind its locks is updated in single steps (a push, a take, an
+//! assignment) that a panic cannot leave half done, so the data is used as it is rather
+//! than one panic becoming a panic in every thread that touches the lock.
 
 use std::sync::{Condvar, Mutex, MutexGuard, WaitTimeoutResult};
 use std::time::Duration;
