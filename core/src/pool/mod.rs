@@ -27,7 +27,7 @@
 //! retried `retries` times. Dropping the pool stops its workers within a second; with
 //! `shutdown_on_ctrl_c`, so does Ctrl-C; process workers exit within moments of their
 //! parent's death, however it dies.
-
+//!
 //! Layout: [`Pool`] (`runtime`) and [`PoolBuilder`] (`builder`) on top; `state`, what the
 //! pool's threads share (queue, slots, shutdown); `job` and `handle`, a submission's jobs
 //! and where their results go; `kind`, the one seam between the pool and the kind of its
