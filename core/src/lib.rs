@@ -13,11 +13,16 @@ pub mod expr;
 pub mod op;
 pub mod philox;
 pub mod plan;
+#[deprecated(note = "the probe is `polycompute_core::probe`, the worker mode and plan are in `polycompute_core::pool`")]
 pub mod platform;
 pub mod pool;
+pub mod probe;
 pub mod registry;
 pub mod shape;
 pub mod shared;
+#[doc(hidden)]
+pub mod sync;
+mod sys;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -30,8 +35,8 @@ pub use dtype::{DType, Element, HostSlice, HostVec, Scalar};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, Expr, Program, UnaryOp};
 pub use op::{Fill, Op, ReduceKind};
-pub use platform::{probe, Probe, WorkerMode, WorkerPlan};
-pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext};
+pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext, WorkerMode, WorkerPlan};
+pub use probe::{probe, Probe};
 pub use shape::Shape;
 pub use shared::{SharedArray, SharedHandle};
 

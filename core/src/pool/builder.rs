@@ -6,14 +6,15 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::context::SharedData;
+use super::broadcast::BroadcastData;
+use super::kind::{self, Carriage};
+use super::mode::{worker_plan, WorkerMode, WorkerPlan};
 use super::runtime::Pool;
-use super::shared::Config;
+use super::state::Config;
 use super::task::Tasks;
 use super::wire;
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
-use crate::platform::{worker_plan, WorkerMode, WorkerPlan};
 use crate::registry;
 
 /// Which devices get workers.
@@ -30,8 +31,8 @@ pub enum DeviceSelection {
     Cpu,
 }
 
-/// Encodes the shared data for process workers.
-type EncodeShared = Box<dyn Fn() -> std::result::Result<Vec<u8>, String>>;
+/// Encodes the broadcast data for workers that take encoded inputs.
+type EncodeBroadcast = Box<dyn Fn() -> std::result::Result<Vec<u8>, String>>;
 
 /// Configures a [`Pool`]; from [`Pool::builder`].
 pub struct PoolBuilder {
@@ -40,8 +41,8 @@ pub struct PoolBuilder {
     per_device: usize,
     mode: WorkerMode,
     cfg: Config,
-    shared: SharedData,
-    shared_encode: Option<EncodeShared>,
+    broadcast: BroadcastData,
+    broadcast_encode: Option<EncodeBroadcast>,
 }
 
 impl PoolBuilder {
@@ -64,8 +65,8 @@ impl PoolBuilder {
                 worker_exe: None,
                 start_timeout: Duration::from_secs(30),
             },
-            shared: SharedData::default(),
-            shared_encode: None,
+            broadcast: BroadcastData::default(),
+            broadcast_encode: None,
         }
     }
 
@@ -92,7 +93,7 @@ impl PoolBuilder {
     }
 
     /// Thread or process workers; `Auto` (the default) follows `POLYCOMPUTE_WORKERS`, then
-    /// the platform table (see [`crate::platform::worker_plan`]).
+    /// the platform table (see [`super::worker_plan`]).
     pub fn mode(mut self, mode: WorkerMode) -> Self {
         self.mode = mode;
         self
@@ -168,8 +169,9 @@ impl PoolBuilder {
     pub fn shared_data<S: Serialize + Send + Sync + 'static>(mut self, data: S) -> Self {
         let data = Arc::new(data);
         let for_encode = data.clone();
-        self.shared = SharedData { value: Some(data), type_name: std::any::type_name::<S>().to_string(), bytes: None };
-        self.shared_encode = Some(Box::new(move || postcard::to_allocvec(&*for_encode).map_err(|e| e.to_string())));
+        self.broadcast =
+            BroadcastData { value: Some(data), type_name: std::any::type_name::<S>().to_string(), bytes: None };
+        self.broadcast_encode = Some(Box::new(move || postcard::to_allocvec(&*for_encode).map_err(|e| e.to_string())));
         self
     }
 
@@ -205,14 +207,15 @@ impl PoolBuilder {
             mode => WorkerPlan { mode, reason: "chosen by the pool builder".into() },
         };
         let devices = resolve(&self.devices)?;
-        let mut shared = self.shared;
-        if plan.mode == WorkerMode::Process {
-            if let Some(encode) = &self.shared_encode {
+        let workers = kind::for_mode(plan.mode, devices.len() * self.per_device);
+        let mut broadcast = self.broadcast;
+        if workers.carriage() == Carriage::Encoded {
+            if let Some(encode) = &self.broadcast_encode {
                 let bytes = encode().map_err(|e| Error::Pool(format!("the shared data cannot be serialized: {e}")))?;
-                shared.bytes = Some(Arc::new(bytes));
+                broadcast.bytes = Some(Arc::new(bytes));
             }
         }
-        Pool::start(self.tasks, plan, self.cfg, devices, self.per_device, shared)
+        Pool::start(self.tasks, plan, self.cfg, devices, self.per_device, broadcast, workers)
     }
 }
 

@@ -6,18 +6,10 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
+use super::broadcast::BroadcastData;
 use super::rng::TaskRng;
 use super::task::BoxError;
 use crate::device::Device;
-
-/// The pool's shared read-only data: the value itself in thread workers, its encoding
-/// (decoded on first use) in process workers.
-#[derive(Clone, Default)]
-pub(crate) struct SharedData {
-    pub(crate) value: Option<Arc<dyn Any + Send + Sync>>,
-    pub(crate) type_name: String,
-    pub(crate) bytes: Option<Arc<Vec<u8>>>,
-}
 
 /// What a task sees of its worker: the worker's id and open device, the task's index and
 /// attempt, a random generator seeded from (pool seed, task index), the pool's shared data
@@ -30,14 +22,14 @@ pub struct WorkerContext {
     task_index: u64,
     attempt: u32,
     rng: TaskRng,
-    shared: SharedData,
+    broadcast: BroadcastData,
     locals: HashMap<TypeId, Box<dyn Any + Send>>,
     /// Tasks whose `init` ran here (a few names: a scan beats hashing per input).
     initialized: Vec<&'static str>,
 }
 
 impl WorkerContext {
-    pub(crate) fn new(worker_id: usize, device: Device, in_process: bool, seed: u64, shared: SharedData) -> Self {
+    pub(crate) fn new(worker_id: usize, device: Device, in_process: bool, seed: u64, broadcast: BroadcastData) -> Self {
         WorkerContext {
             worker_id,
             device,
@@ -46,7 +38,7 @@ impl WorkerContext {
             task_index: 0,
             attempt: 1,
             rng: TaskRng::new(seed, 0),
-            shared,
+            broadcast,
             locals: HashMap::new(),
             initialized: Vec::new(),
         }
@@ -107,21 +99,7 @@ impl WorkerContext {
 
     /// The read-only data given to the pool builder (`shared_data`), as type `S`.
     pub fn shared<S: DeserializeOwned + Send + Sync + 'static>(&mut self) -> Result<Arc<S>, BoxError> {
-        let want = std::any::type_name::<S>();
-        if self.shared.value.is_none() && self.shared.bytes.is_none() {
-            return Err("the pool has no shared data; give it with PoolBuilder::shared_data".into());
-        }
-        if self.shared.type_name != want {
-            return Err(format!("the pool's shared data is a {}, not a {want}", self.shared.type_name).into());
-        }
-        if let Some(v) = &self.shared.value {
-            return Arc::clone(v).downcast::<S>().map_err(|_| format!("the pool's shared data is not a {want}").into());
-        }
-        let bytes = self.shared.bytes.as_deref().map(Vec::as_slice).unwrap_or_default();
-        let value: Arc<S> =
-            Arc::new(postcard::from_bytes(bytes).map_err(|e| format!("decoding the shared data: {e}"))?);
-        self.shared.value = Some(value.clone());
-        Ok(value)
+        self.broadcast.get()
     }
 
     /// Per-worker state of type `S`, kept between tasks (set it in [`super::Task::init`]).

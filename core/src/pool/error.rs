@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::task::Failure;
+
 /// Why a task produced no output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -52,6 +54,18 @@ pub enum TaskErrorKind {
     },
     /// The pool shut down before the task finished.
     ShutDown,
+}
+
+impl From<Failure> for TaskErrorKind {
+    /// The error kind of a failure inside a worker, of either kind.
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Failed { message, sticky } => TaskErrorKind::Failed { message, sticky_device_fault: sticky },
+            Failure::Panicked(message) => TaskErrorKind::Panicked { message },
+            Failure::Serialization(message) => TaskErrorKind::Serialization { message },
+            Failure::UnknownTask(known) => TaskErrorKind::UnknownTask { known },
+        }
+    }
 }
 
 impl fmt::Display for TaskErrorKind {

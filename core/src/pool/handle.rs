@@ -10,8 +10,9 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::error::{TaskError, TaskErrorKind};
 use super::job::{JobCtl, Positioned, Sink};
-use super::shared::Inner;
+use super::state::PoolState;
 use super::task::{Task, Value};
+use crate::sync::{LockUnpoisoned, WaitUnpoisoned};
 
 /// Turns a delivered value back into the task's output type.
 pub(crate) fn typed<T: Task>(result: Result<Value, TaskError>, task: &str, index: u64) -> Result<T::Output, TaskError> {
@@ -28,7 +29,7 @@ pub(crate) fn typed<T: Task>(result: Result<Value, TaskError>, task: &str, index
 }
 
 #[derive(Default)]
-struct Slot {
+struct ResultSlot {
     result: Option<Result<Value, TaskError>>,
     detached: bool,
 }
@@ -36,14 +37,14 @@ struct Slot {
 /// The sink of one submitted task.
 #[derive(Default)]
 pub(crate) struct HandleSink {
-    slot: Mutex<Slot>,
+    slot: Mutex<ResultSlot>,
     ready: AtomicBool,
     cv: Condvar,
 }
 
 impl Sink for HandleSink {
     fn deliver(&self, _pos: usize, result: Result<Value, TaskError>) {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.slot.lock_unpoisoned();
         if slot.detached {
             if let Err(e) = &result {
                 tracing::warn!("{e} (its JobHandle was dropped without waiting for it)");
@@ -66,19 +67,19 @@ impl HandleSink {
         if deadline.is_none_or(|d| d > Instant::now() + super::spin::WINDOW) {
             super::spin::until(|| self.ready.load(Ordering::Acquire));
         }
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.slot.lock_unpoisoned();
         loop {
             if let Some(r) = slot.result.take() {
                 return Some(r);
             }
             match deadline {
-                None => slot = self.cv.wait(slot).unwrap_or_else(|p| p.into_inner()),
+                None => slot = self.cv.wait_unpoisoned(slot),
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
                         return None;
                     }
-                    slot = self.cv.wait_timeout(slot, d - now).unwrap_or_else(|p| p.into_inner()).0;
+                    slot = self.cv.wait_timeout_unpoisoned(slot, d - now).0;
                 }
             }
         }
@@ -86,7 +87,7 @@ impl HandleSink {
 
     /// The handle goes away: log an error that is already there, and any that comes later.
     fn detach(&self) {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.slot.lock_unpoisoned();
         slot.detached = true;
         if let Some(Err(e)) = slot.result.take() {
             tracing::warn!("{e} (its JobHandle was dropped without waiting for it)");
@@ -100,7 +101,7 @@ impl HandleSink {
 pub struct JobHandle<T: Task> {
     pub(crate) sink: Arc<HandleSink>,
     pub(crate) ctl: Arc<JobCtl>,
-    pub(crate) pool: Weak<Inner>,
+    pub(crate) pool: Weak<PoolState>,
     pub(crate) taken: bool,
     pub(crate) _task: PhantomData<fn() -> T>,
 }
@@ -189,7 +190,7 @@ pub(crate) struct CallbackSink {
 
 impl Sink for CallbackSink {
     fn deliver(&self, _pos: usize, result: Result<Value, TaskError>) {
-        let callback = self.callback.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let callback = self.callback.lock_unpoisoned().take();
         if let Some(cb) = callback {
             if let Err(e) = self.runner.send(Box::new(move || cb(result))) {
                 tracing::warn!("the pool's callback thread is gone; a completion callback was not run");

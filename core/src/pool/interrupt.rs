@@ -5,22 +5,23 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use super::shared::Inner;
+use super::state::PoolState;
+use crate::sync::LockUnpoisoned;
 
 /// The pools to shut down on Ctrl-C.
-fn pools() -> &'static Mutex<Vec<Weak<Inner>>> {
-    static POOLS: OnceLock<Mutex<Vec<Weak<Inner>>>> = OnceLock::new();
+fn pools() -> &'static Mutex<Vec<Weak<PoolState>>> {
+    static POOLS: OnceLock<Mutex<Vec<Weak<PoolState>>>> = OnceLock::new();
     POOLS.get_or_init(|| Mutex::new(Vec::new()))
 }
 
 /// Registers `inner` for Ctrl-C, installing the handler on first use.
-pub(crate) fn register(inner: &Arc<Inner>) -> Result<(), String> {
+pub(crate) fn register(inner: &Arc<PoolState>) -> Result<(), String> {
     static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
     INSTALLED
         .get_or_init(|| {
             ctrlc::set_handler(|| {
-                let pools: Vec<Arc<Inner>> = {
-                    let mut list = pools().lock().unwrap_or_else(|p| p.into_inner());
+                let pools: Vec<Arc<PoolState>> = {
+                    let mut list = pools().lock_unpoisoned();
                     list.retain(|w| w.strong_count() > 0);
                     list.iter().filter_map(Weak::upgrade).collect()
                 };
@@ -34,6 +35,6 @@ pub(crate) fn register(inner: &Arc<Inner>) -> Result<(), String> {
             })
         })
         .clone()?;
-    pools().lock().unwrap_or_else(|p| p.into_inner()).push(Arc::downgrade(inner));
+    pools().lock_unpoisoned().push(Arc::downgrade(inner));
     Ok(())
 }

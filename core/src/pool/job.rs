@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use super::error::{TaskError, TaskErrorKind};
 use super::task::{ErasedTask, Value};
 use crate::shared::payload::Pins;
+use crate::sync::LockUnpoisoned;
 
 /// A result and its position in its submission.
 pub(crate) type Positioned = (usize, Result<Value, TaskError>);
@@ -158,13 +159,13 @@ impl JobCtl {
     /// sends what is staged.
     pub(crate) fn stage(&self, k: usize, result: Result<Value, TaskError>) {
         if self.claim(k) {
-            self.staged.lock().unwrap_or_else(|p| p.into_inner()).push((self.first_pos + k, result));
+            self.staged.lock_unpoisoned().push((self.first_pos + k, result));
         }
     }
 
     /// Sends the staged results.
     pub(crate) fn flush(&self) {
-        let staged = std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
+        let staged = std::mem::take(&mut *self.staged.lock_unpoisoned());
         if !staged.is_empty() {
             self.sink.deliver_many(staged);
         }

@@ -13,7 +13,7 @@
 //! Thread workers move values; process workers are this executable re-executed (never
 //! forked) talking over a socket, so a crash costs one worker and the task's own printing
 //! cannot corrupt the protocol. How they start and how they die with their parent is the
-//! OS-specific part, in [`crate::platform`]. An input or output whose encoding is over 1 MiB
+//! OS-specific part, in `crate::sys`. An input or output whose encoding is over 1 MiB
 //! (`PoolBuilder::shared_memory_threshold`) travels through a shared-memory segment instead
 //! of the socket; a [`crate::shared::SharedArray`] is never copied at all.
 //!
@@ -27,29 +27,38 @@
 //! retried `retries` times. Dropping the pool stops its workers within a second; with
 //! `shutdown_on_ctrl_c`, so does Ctrl-C; process workers exit within moments of their
 //! parent's death, however it dies.
+//!
+//! Layout: [`Pool`] (`runtime`) and [`PoolBuilder`] (`builder`) on top; `state`, what the
+//! pool's threads share (queue, slots, shutdown); `job` and `handle`, a submission's jobs
+//! and where their results go; `kind`, the one seam between the pool and the kind of its
+//! workers, implemented by `thread` (worker threads, the timeout watchdog) and `process`
+//! (`parent` and `serve` on the pool's side, `child` in the worker, `wire` between them);
+//! `broadcast`, the read-only data every worker gets; `mode`, the worker plan.
 
+mod broadcast;
 mod builder;
-mod child;
 mod context;
 mod error;
 mod handle;
 mod interrupt;
 mod job;
-mod process_worker;
+mod kind;
+mod mode;
+mod process;
 mod rng;
 mod runtime;
-mod shared;
 mod spin;
+mod state;
 mod task;
-mod thread_worker;
+mod thread;
 mod wire;
 
-pub use crate::platform::WorkerMode;
 pub use builder::{DeviceSelection, PoolBuilder};
-pub use child::worker_main;
 pub use context::WorkerContext;
 pub use error::{TaskError, TaskErrorKind};
 pub use handle::{JobHandle, MapResults};
+pub use mode::{worker_plan, WorkerMode, WorkerPlan, WORKERS_ENV};
+pub use process::worker_main;
 pub use rng::TaskRng;
 pub use runtime::{Pool, WorkerInfo};
 pub use task::{BoxError, Task, Tasks};

@@ -5,16 +5,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::broadcast::BroadcastData;
 use super::builder::PoolBuilder;
-use super::context::SharedData;
 use super::error::{TaskError, TaskErrorKind};
 use super::handle::{typed, CallbackSink, HandleSink, JobHandle, MapResults, MapSink};
 use super::job::{Inputs, Job, JobCtl, Sink};
-use super::shared::{Config, Inner};
-use super::task::{Task, Tasks};
-use super::{process_worker, thread_worker, wire};
+use super::kind::{Carriage, WorkerKind};
+use super::mode::{WorkerMode, WorkerPlan};
+use super::state::{Config, PoolState};
+use super::task::{ErasedTask, Task, Tasks};
+use super::wire;
 use crate::backend::BackendKind;
-use crate::platform::{WorkerMode, WorkerPlan};
 use crate::shared::payload::{self, Pins};
 
 /// One worker's figures, from [`Pool::workers`].
@@ -61,7 +62,7 @@ pub struct WorkerInfo {
 /// # }
 /// ```
 pub struct Pool {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<PoolState>,
 }
 
 impl Pool {
@@ -76,18 +77,15 @@ impl Pool {
         cfg: Config,
         devices: Vec<(BackendKind, usize)>,
         per_device: usize,
-        shared: SharedData,
+        broadcast: BroadcastData,
+        workers: Box<dyn WorkerKind>,
     ) -> crate::Result<Pool> {
-        let mode = plan.mode;
         let ctrl_c = cfg.ctrl_c;
-        let pool = Pool { inner: Inner::new(tasks, plan, cfg, &devices, per_device, shared) };
+        let pool = Pool { inner: PoolState::new(tasks, plan, cfg, &devices, per_device, broadcast, workers) };
         if ctrl_c {
             super::interrupt::register(&pool.inner).map_err(crate::Error::Pool)?;
         }
-        let started = match mode {
-            WorkerMode::Process => process_worker::start_all(&pool.inner),
-            _ => thread_worker::start_all(&pool.inner),
-        };
+        let started = pool.inner.workers.start(&pool.inner);
         started.map_err(|e| crate::Error::Pool(format!("cannot start worker threads: {e}")))?;
         Ok(pool)
     }
@@ -241,92 +239,99 @@ impl Pool {
                 return vec![ctl];
             }
         };
-        let mut ctls = Vec::with_capacity(n.div_ceil(chunk.max(1)));
-        match inner.mode {
-            WorkerMode::Process => {
-                // Encode each input; an input that cannot be encoded fails alone, and the
-                // jobs are cut around it.
-                let mut body = Vec::new();
-                let mut start = 0;
-                let mut count = 0;
-                let mut pins = Pins::default();
-                let flush = |body: &mut Vec<u8>,
-                             pins: &mut Pins,
-                             start: usize,
-                             count: usize,
-                             ctls: &mut Vec<Arc<JobCtl>>| {
+        let place = Placement { task, sink, first_index, chunk: chunk.max(1), cancel };
+        match inner.workers.carriage() {
+            Carriage::Moved => self.enqueue_moved::<T>(inputs, place),
+            Carriage::Encoded => self.enqueue_encoded::<T>(inputs, place),
+        }
+    }
+
+    /// Queues values to be moved to the workers: jobs of `chunk` inputs.
+    fn enqueue_moved<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
+        let Placement { task, sink, first_index, chunk, cancel } = place;
+        let inner = &self.inner;
+        let n = inputs.len();
+        let mut ctls = Vec::with_capacity(n.div_ceil(chunk));
+        let mut inputs = inputs.into_iter();
+        let mut start = 0;
+        while start < n {
+            let len = chunk.max(1).min(n - start);
+            let batch: Vec<T::Input> = inputs.by_ref().take(len).collect();
+            let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, len, cancel.clone());
+            ctls.push(ctl.clone());
+            inner.enqueue(Job {
+                task: task.clone(),
+                attempt: 1,
+                inputs: Inputs::Local(Box::new(batch.into_iter())),
+                ctl,
+            });
+            start += len;
+        }
+        ctls
+    }
+
+    /// Queues encoded inputs: each input is encoded; one that cannot be fails alone, and the
+    /// jobs are cut around it.
+    fn enqueue_encoded<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
+        let Placement { task, sink, first_index, chunk, cancel } = place;
+        let inner = &self.inner;
+        let n = inputs.len();
+        let mut ctls = Vec::with_capacity(n.div_ceil(chunk));
+        let mut body = Vec::new();
+        let mut start = 0;
+        let mut count = 0;
+        let mut pins = Pins::default();
+        let flush = |body: &mut Vec<u8>, pins: &mut Pins, start: usize, count: usize, ctls: &mut Vec<Arc<JobCtl>>| {
+            if count == 0 {
+                return;
+            }
+            let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, count, cancel.clone());
+            ctls.push(ctl.clone());
+            inner.enqueue(Job {
+                task: task.clone(),
+                attempt: 1,
+                inputs: Inputs::Encoded { body: std::mem::take(body), pins: std::mem::take(pins) },
+                ctl,
+            });
+        };
+        let mut item_bytes = 16;
+        for (pos, input) in inputs.iter().enumerate() {
+            if count == 0 {
+                // Room for a whole job, sized after the inputs seen so far.
+                body.reserve(item_bytes * chunk.max(1).min(n - pos));
+            }
+            let before = body.len();
+            // The shared arrays the input names stay alive until its result is back.
+            let limit = inner.cfg.spill_over;
+            let (pushed, named) = payload::pin_while(|| wire::push_input(&mut body, input, limit));
+            match pushed {
+                Ok(moved_out) => {
+                    pins.extend(named);
+                    pins.extend(moved_out);
+                    item_bytes = item_bytes.max(body.len() - before);
                     if count == 0 {
-                        return;
+                        start = pos;
                     }
-                    let ctl =
-                        JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, count, cancel.clone());
-                    ctls.push(ctl.clone());
-                    inner.enqueue(Job {
-                        task: task.clone(),
-                        attempt: 1,
-                        inputs: Inputs::Encoded { body: std::mem::take(body), pins: std::mem::take(pins) },
-                        ctl,
-                    });
-                };
-                let mut item_bytes = 16;
-                for (pos, input) in inputs.iter().enumerate() {
-                    if count == 0 {
-                        // Room for a whole job, sized after the inputs seen so far.
-                        body.reserve(item_bytes * chunk.max(1).min(n - pos));
-                    }
-                    let before = body.len();
-                    // The shared arrays the input names stay alive until its result is back.
-                    let limit = inner.cfg.spill_over;
-                    let (pushed, named) = payload::pin_while(|| wire::push_input(&mut body, input, limit));
-                    match pushed {
-                        Ok(moved_out) => {
-                            pins.extend(named);
-                            pins.extend(moved_out);
-                            item_bytes = item_bytes.max(body.len() - before);
-                            if count == 0 {
-                                start = pos;
-                            }
-                            count += 1;
-                            if count == chunk.max(1) {
-                                flush(&mut body, &mut pins, start, count, &mut ctls);
-                                count = 0;
-                            }
-                        }
-                        Err(e) => {
-                            flush(&mut body, &mut pins, start, count, &mut ctls);
-                            count = 0;
-                            let ctl =
-                                JobCtl::new(sink.clone(), T::NAME, first_index + pos as u64, pos, 1, cancel.clone());
-                            ctl.fail_rest(
-                                None,
-                                1,
-                                TaskErrorKind::Serialization { message: format!("encoding the input: {e}") },
-                            );
-                            ctls.push(ctl);
-                        }
+                    count += 1;
+                    if count == chunk.max(1) {
+                        flush(&mut body, &mut pins, start, count, &mut ctls);
+                        count = 0;
                     }
                 }
-                flush(&mut body, &mut pins, start, count, &mut ctls);
-            }
-            _ => {
-                let mut inputs = inputs.into_iter();
-                let mut start = 0;
-                while start < n {
-                    let len = chunk.max(1).min(n - start);
-                    let batch: Vec<T::Input> = inputs.by_ref().take(len).collect();
-                    let ctl =
-                        JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, len, cancel.clone());
-                    ctls.push(ctl.clone());
-                    inner.enqueue(Job {
-                        task: task.clone(),
-                        attempt: 1,
-                        inputs: Inputs::Local(Box::new(batch.into_iter())),
-                        ctl,
-                    });
-                    start += len;
+                Err(e) => {
+                    flush(&mut body, &mut pins, start, count, &mut ctls);
+                    count = 0;
+                    let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + pos as u64, pos, 1, cancel.clone());
+                    ctl.fail_rest(
+                        None,
+                        1,
+                        TaskErrorKind::Serialization { message: format!("encoding the input: {e}") },
+                    );
+                    ctls.push(ctl);
                 }
             }
         }
+        flush(&mut body, &mut pins, start, count, &mut ctls);
         ctls
     }
 
@@ -350,4 +355,14 @@ impl std::fmt::Debug for Pool {
             .field("workers", &self.inner.slots.iter().map(|s| s.device_id.as_str()).collect::<Vec<_>>())
             .finish()
     }
+}
+
+/// Where a submission's jobs go: what [`Pool::enqueue`] hands to the per-carriage halves.
+struct Placement {
+    task: Arc<dyn ErasedTask>,
+    sink: Arc<dyn Sink>,
+    first_index: u64,
+    /// Inputs per job, at least 1.
+    chunk: usize,
+    cancel: Arc<AtomicBool>,
 }

@@ -1,31 +1,28 @@
 //! Brief busy-waiting before blocking, on the round trip's every hop.
 //!
-//! On the development VM a blocked thread or process takes 2 µs (thread) to 20 µs
-//! (process) to wake when the machine is idle (waking an idle virtual CPU is slow), and one
-//! `submit -> result` round trip crosses four such hops in process mode: a bare socket
-//! ping-pong between two processes there takes 42-45 µs median blocking, 4.4-6.8 µs when
-//! both ends poll first. So each waiter on the round trip polls before it blocks: a short
+//! Waking a blocked thread, and more so a blocked process, can cost more than a short task
+//! (an idle virtual CPU is slow to wake), and one process-mode `submit -> result` round trip
+//! crosses four such hops. So each waiter on the round trip polls before it blocks: a short
 //! spin, then up to [`WINDOW`] of polls with a `yield` between them.
 //!
 //! Yielding only costs nothing while this core has no other runnable thread. When it has
 //! (the machine is loaded), `yield` hands the core over for a whole time slice, milliseconds,
-//! and polling makes the round trip far slower than blocking: with two busy loops beside
-//! the bench, 4 ms median in process mode instead of 21 µs. Yields that took longer than
+//! and polling makes the round trip far slower than blocking. Yields that took longer than
 //! [`SLOW_YIELD`], [`SLOW_YIELDS`] of them within [`SLOW_SPAN`], are that signal (one alone
 //! may be the pool's own work): for the next [`BACK_OFF`] no waiter of this process yields;
-//! they block after the spin. Measured medians (process / thread round trip, no-op task, 2
-//! workers, 2 cores): idle 22-27 / 1.5 µs; two busy loops beside it 35-36 / 1.4-1.5 µs; one,
-//! 41-43 / 2-10 µs. The price: a stream of tiny process-mode tasks keeps the cores busy with
-//! the pool's own threads, which looks the same, so an unbatched no-op `map` runs about a
-//! tenth slower than with polling that never backs off (medians of 11 alternating runs:
-//! 252k vs 279k tasks/s).
+//! they block after the spin. The price: a stream of tiny process-mode tasks keeps the cores
+//! busy with the pool's own threads, which looks the same, so it runs somewhat slower than
+//! with polling that never backs off.
+//!
+//! The figures behind these choices (wake-up costs, round trips idle and loaded, the back-off's
+//! cost) are in `benches/pool.md`, measured on the development machine.
 
 use std::io::{self, BufRead, BufReader};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::platform::process::Stream;
+use crate::sys::socket::Stream;
 
 /// How long a waiter polls before it blocks: long enough to cover a round trip's other
 /// hops on an idle 2-core machine, short enough that an idle worker stops burning its core
@@ -165,11 +162,10 @@ mod tests {
         assert_eq!(polls, 8, "the spin's 7 polls and a last look: no yielding polls");
     }
 
-    #[cfg(unix)]
     #[test]
     fn until_readable_finds_data_and_leaves_the_socket_blocking() {
         use std::io::{Read, Write};
-        let (mut a, b) = Stream::pair().unwrap();
+        let (mut a, b) = crate::sys::socket::pair().unwrap();
         let mut reader = BufReader::new(b);
         until_readable(&mut reader).unwrap(); // nothing yet: gives up after the window
         assert!(reader.buffer().is_empty());

@@ -47,8 +47,9 @@ pub(crate) enum ToWorker {
         seed: u64,
         /// Outputs whose encoding is larger go back through shared memory.
         spill_over: u64,
-        shared_type: String,
-        shared: Option<Vec<u8>>,
+        /// The broadcast data's type name and encoding (see `super::broadcast`).
+        broadcast_type: String,
+        broadcast: Option<Vec<u8>>,
         /// The pool's tasks: (name, signature).
         tasks: Vec<(String, String)>,
     },

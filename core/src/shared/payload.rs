@@ -118,7 +118,7 @@ mod tests {
         let data: Vec<u32> = (0..100_000).collect();
         let size = postcard::to_allocvec(&data).unwrap().len();
         let (r, pins) = spill(&data, size, false).unwrap();
-        let path = crate::platform::shm::dir().join(&r.name);
+        let path = crate::sys::shm::dir().join(&r.name);
         assert!(path.exists());
         assert!(read(&r, false, |b| b == postcard::to_allocvec(&data).unwrap()).unwrap());
         assert!(path.exists(), "a reader without `remove` leaves the file");
@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn handed_over_bytes_are_removed_by_their_reader() {
         let (r, pins) = spill("payload", 8, true).unwrap();
-        let path = crate::platform::shm::dir().join(&r.name);
+        let path = crate::sys::shm::dir().join(&r.name);
         drop(pins);
         assert!(path.exists(), "handed over: the creator leaves it");
         assert_eq!(read(&r, true, |b| postcard::from_bytes::<String>(b).unwrap()).unwrap(), "payload");

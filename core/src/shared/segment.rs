@@ -15,7 +15,9 @@ use memmap2::{MmapOptions, MmapRaw};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::platform::shm;
+use crate::sync::LockUnpoisoned;
+use crate::sys::liveness;
+use crate::sys::shm;
 
 /// Every segment file's name starts with this, then `{pid}-{token}-{n}`.
 pub(crate) const PREFIX: &str = "polycompute-shm-";
@@ -123,12 +125,9 @@ impl Segment {
                 options.populate();
             }
             let map = options.map_raw(&file)?;
-            // Where the OS lets tmpfs use huge pages on request (Linux, shmem_enabled =
-            // advise), a worker then maps the segment with 512x fewer page-table entries: its
-            // first touch of a GiB costs 60-110 ms with 4 KiB pages on the development VM.
-            // Only a hint: where huge pages are off, nothing changes.
-            #[cfg(target_os = "linux")]
-            let _ = map.advise(memmap2::Advice::HugePage);
+            // With huge pages a worker's first touch of a GiB skips 60-110 ms of 4 KiB page
+            // faults on the development VM (see `sys::shm`).
+            shm::advise_huge_pages(&map);
             Ok(map)
         })();
         let map = match made {
@@ -139,7 +138,7 @@ impl Segment {
             }
         };
         let seg = Arc::new(Segment { name: name.clone(), path, map, data_bytes, dtype, pid, token, owner });
-        registry().lock().unwrap_or_else(|p| p.into_inner()).insert(name, Arc::downgrade(&seg));
+        registry().lock_unpoisoned().insert(name, Arc::downgrade(&seg));
         Ok(seg)
     }
 
@@ -168,13 +167,13 @@ impl Segment {
         if valid_name(name) != Some(pid) {
             return Err(err(name, format!("not a shared-array segment name of process {pid}")));
         }
-        let existing = registry().lock().unwrap_or_else(|p| p.into_inner()).get(name).and_then(Weak::upgrade);
+        let existing = registry().lock_unpoisoned().get(name).and_then(Weak::upgrade);
         let seg = match existing {
             Some(seg) => seg,
             None => {
                 let seg = Arc::new(Segment::open(name, pid, true)?);
-                registry().lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), Arc::downgrade(&seg));
-                let mut kept = kept().lock().unwrap_or_else(|p| p.into_inner());
+                registry().lock_unpoisoned().insert(name.to_string(), Arc::downgrade(&seg));
+                let mut kept = kept().lock_unpoisoned();
                 // Mappings whose file is gone (their creator is done with them) are let go.
                 kept.retain(|s| s.path.exists());
                 kept.push(seg.clone());
@@ -200,7 +199,7 @@ impl Segment {
         let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let why = if shm::alive(pid) {
+                let why = if liveness::alive(pid) {
                     "it no longer exists (was every handle in the creating process dropped before the task ran?)"
                         .to_string()
                 } else {
@@ -231,7 +230,7 @@ impl Segment {
             ));
         }
         let data_bytes = usize::try_from(data_bytes).map_err(|_| err(name, "too large for this process"))?;
-        if live_creator && !shm::alive(pid) {
+        if live_creator && !liveness::alive(pid) {
             return Err(err(name, format!("the process {pid} that created it is gone")));
         }
         // An array's pages are mapped as tasks touch them (a task may read a few rows of a
@@ -264,7 +263,7 @@ impl Segment {
 
 impl Drop for Segment {
     fn drop(&mut self) {
-        let mut reg = registry().lock().unwrap_or_else(|p| p.into_inner());
+        let mut reg = registry().lock_unpoisoned();
         if reg.get(&self.name).is_some_and(|w| w.strong_count() == 0) {
             reg.remove(&self.name);
         }
@@ -287,7 +286,7 @@ pub fn remove_leftovers() -> usize {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(pid) = name.to_str().and_then(valid_name) else { continue };
-        if pid != me && !shm::alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+        if pid != me && !liveness::alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
     }

@@ -1,7 +1,7 @@
 use super::*;
 
 fn exists(a: &SharedArray<f32>) -> bool {
-    crate::platform::shm::dir().join(a.segment_name()).exists()
+    crate::sys::shm::dir().join(a.segment_name()).exists()
 }
 
 #[test]
@@ -18,7 +18,7 @@ fn create_view_write_and_remove() {
     assert!(exists(&a));
     drop(a);
     assert!(exists(&b), "a clone keeps the segment");
-    let path = crate::platform::shm::dir().join(b.segment_name());
+    let path = crate::sys::shm::dir().join(b.segment_name());
     drop(b);
     assert!(!path.exists(), "the last handle removes the file");
 }

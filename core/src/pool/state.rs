@@ -1,5 +1,7 @@
-//! The state a pool's workers, handles and the pool itself share: settings, worker slots,
-//! the queue, the stop signal, and shutdown.
+//! [`PoolState`]: what a pool's workers, handles and the pool itself share — settings,
+//! worker slots, the queue, the stop signal, and shutdown. (Not to be confused with
+//! [`crate::shared`], arrays in shared memory, nor with [`super::broadcast`], the data a
+//! pool hands every worker.)
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -9,14 +11,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::context::SharedData;
+use super::broadcast::BroadcastData;
 use super::error::TaskErrorKind;
 use super::job::{Job, JobCtl};
+use super::kind::WorkerKind;
+use super::mode::{WorkerMode, WorkerPlan};
 use super::task::Tasks;
-use super::thread_worker;
 use crate::backend::BackendKind;
-use crate::platform::process::Stream;
-use crate::platform::{WorkerMode, WorkerPlan};
+use crate::sync::LockUnpoisoned;
 
 /// What the queue carries.
 pub(crate) enum Work {
@@ -60,41 +62,27 @@ impl SlotStats {
     }
 }
 
-/// One worker's place in the pool; a replaced worker takes the same slot, with the next
-/// generation.
+/// One worker's place in the pool, whatever its kind; a replaced worker takes the same
+/// slot, with the next generation. (Each kind keeps its own per-slot state beside these:
+/// see [`WorkerKind`].)
 pub(crate) struct Slot {
     pub(crate) id: usize,
     pub(crate) kind: BackendKind,
     pub(crate) ordinal: usize,
     pub(crate) device_id: String,
     pub(crate) gen: AtomicU64,
-    /// The job a thread worker runs.
-    pub(crate) current: Mutex<Option<Arc<JobCtl>>>,
-    /// When a thread worker's current input started, in ns since the pool's epoch (0: idle).
-    pub(crate) item_started: AtomicU64,
-    /// Jobs whose process worker must be stopped (cancelled while running).
-    pub(crate) abandoned: Mutex<Vec<Arc<JobCtl>>>,
-    /// The current process worker's socket, shut down to interrupt its driver.
-    pub(crate) interrupt: Mutex<Option<Stream>>,
+    /// The worker's process id (process workers; 0 otherwise or before it started).
     pub(crate) pid: AtomicU32,
     pub(crate) dead: AtomicBool,
     pub(crate) stats: SlotStats,
 }
 
-impl Slot {
-    /// Wakes a process worker's driver blocked on its socket (and ends the worker, which
-    /// exits when its socket closes): the driver then looks for why (shutdown, abandon).
-    pub(crate) fn interrupt_driver(&self) {
-        if let Some(stream) = self.interrupt.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            let _ = stream.shutdown(std::net::Shutdown::Both);
-        }
-    }
-}
-
 /// What workers, handles and the pool share.
-pub(crate) struct Inner {
+pub(crate) struct PoolState {
     pub(crate) tasks: Tasks,
     pub(crate) mode: WorkerMode,
+    /// The kind of the workers: everything that differs between thread and process workers.
+    pub(crate) workers: Box<dyn WorkerKind>,
     pub(crate) plan: WorkerPlan,
     pub(crate) cfg: Config,
     pub(crate) queue_tx: Sender<Work>,
@@ -108,7 +96,7 @@ pub(crate) struct Inner {
     pub(crate) slots: Vec<Arc<Slot>>,
     broken: Mutex<Option<String>>,
     live: AtomicUsize,
-    pub(crate) shared: SharedData,
+    pub(crate) broadcast: BroadcastData,
     threads: Mutex<Vec<JoinHandle<()>>>,
     callbacks: OnceLock<Sender<Box<dyn FnOnce() + Send>>>,
     pub(crate) epoch: Instant,
@@ -116,7 +104,7 @@ pub(crate) struct Inner {
     pub(crate) interrupted: AtomicBool,
 }
 
-impl Inner {
+impl PoolState {
     pub(crate) fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
     }
@@ -127,7 +115,7 @@ impl Inner {
     }
 
     pub(crate) fn add_thread(&self, handle: JoinHandle<()>) {
-        self.threads.lock().unwrap_or_else(|p| p.into_inner()).push(handle);
+        self.threads.lock_unpoisoned().push(handle);
     }
 
     /// Puts a job (back) in the queue; fails it at once if the pool cannot run it any more.
@@ -141,7 +129,7 @@ impl Inner {
         // send: drain again so nothing waits for a worker that will never come.
         if self.stopping() {
             self.fail_queued(TaskErrorKind::ShutDown);
-        } else if let Some(msg) = self.broken.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        } else if let Some(msg) = self.broken.lock_unpoisoned().clone() {
             self.fail_queued(TaskErrorKind::WorkerStart { message: msg });
         }
     }
@@ -171,7 +159,7 @@ impl Inner {
         tracing::error!("polycompute pool: worker {} ({}) cannot start: {message}", slot.id, slot.device_id);
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
             let message = format!("worker {} ({}): {message}", slot.id, slot.device_id);
-            *self.broken.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
+            *self.broken.lock_unpoisoned() = Some(message.clone());
             self.fail_queued(TaskErrorKind::WorkerStart { message });
         }
     }
@@ -191,13 +179,7 @@ impl Inner {
     /// Stops the worker running `ctl` (whose results were delivered already) and replaces it.
     pub(crate) fn abandon(self: &Arc<Self>, slot: usize, gen: u64, ctl: &Arc<JobCtl>) {
         let Some(slot) = self.slots.get(slot) else { return };
-        match self.mode {
-            WorkerMode::Process => {
-                slot.abandoned.lock().unwrap_or_else(|p| p.into_inner()).push(ctl.clone());
-                slot.interrupt_driver();
-            }
-            _ => thread_worker::abandon(self, slot, gen, ctl),
-        }
+        self.workers.abandon(self, slot, gen, ctl);
     }
 
     pub(crate) fn callback_runner(&self) -> Sender<Box<dyn FnOnce() + Send>> {
@@ -224,14 +206,12 @@ impl Inner {
     /// a task does not return within the half-second grace period. Returns well within a
     /// second, and not before a concurrent call has finished.
     pub(crate) fn shutdown(&self) {
-        let _one_at_a_time = self.shutdown_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = self.shutdown_lock.lock_unpoisoned();
         if self.stopping.swap(true, Ordering::AcqRel) {
             return;
         }
-        drop(self.stop_tx.lock().unwrap_or_else(|p| p.into_inner()).take());
-        for slot in &self.slots {
-            slot.interrupt_driver();
-        }
+        drop(self.stop_tx.lock_unpoisoned().take());
+        self.workers.wake_for_shutdown();
         self.fail_queued(TaskErrorKind::ShutDown);
         // Thread workers wait on the queue alone (a select over two channels would cost
         // them half their round trip): one stop signal each.
@@ -243,7 +223,7 @@ impl Inner {
         let deadline = Instant::now() + Duration::from_millis(500);
         let me = std::thread::current().id();
         loop {
-            let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+            let mut threads = self.threads.lock_unpoisoned();
             let mut i = 0;
             while i < threads.len() {
                 if threads[i].is_finished() {
@@ -259,21 +239,16 @@ impl Inner {
             }
             std::thread::sleep(Duration::from_millis(1));
         }
-        // Thread workers stuck in a task: their results can no longer be waited for.
-        for slot in &self.slots {
-            let current = slot.current.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(ctl) = current {
-                ctl.fail_rest(Some((slot.id, &slot.device_id)), 1, TaskErrorKind::ShutDown);
-            }
-        }
-        let left = self.threads.lock().unwrap_or_else(|p| p.into_inner()).len();
+        // Workers stuck in a task: their results can no longer be waited for.
+        self.workers.fail_stuck(self);
+        let left = self.threads.lock_unpoisoned().len();
         if left > 0 {
             tracing::warn!("polycompute pool: {left} worker thread(s) still in a task at shutdown were left behind");
         }
     }
 }
 
-impl Inner {
+impl PoolState {
     /// The shared state of a new pool: its slots, queue and stop signal (no worker yet).
     pub(crate) fn new(
         tasks: Tasks,
@@ -281,8 +256,9 @@ impl Inner {
         cfg: Config,
         devices: &[(BackendKind, usize)],
         per_device: usize,
-        shared: SharedData,
-    ) -> Arc<Inner> {
+        broadcast: BroadcastData,
+        workers: Box<dyn WorkerKind>,
+    ) -> Arc<PoolState> {
         let mode = plan.mode;
         let (queue_tx, queue_rx) = crossbeam_channel::unbounded();
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
@@ -295,19 +271,16 @@ impl Inner {
                     ordinal,
                     device_id: format!("{kind}:{ordinal}"),
                     gen: AtomicU64::new(0),
-                    current: Mutex::new(None),
-                    item_started: AtomicU64::new(0),
-                    abandoned: Mutex::new(Vec::new()),
-                    interrupt: Mutex::new(None),
                     pid: AtomicU32::new(0),
                     dead: AtomicBool::new(false),
                     stats: SlotStats::default(),
                 }));
             }
         }
-        Arc::new(Inner {
+        Arc::new(PoolState {
             tasks,
             mode,
+            workers,
             plan,
             cfg,
             queue_tx,
@@ -320,7 +293,7 @@ impl Inner {
             live: AtomicUsize::new(slots.len()),
             slots,
             broken: Mutex::new(None),
-            shared,
+            broadcast,
             threads: Mutex::new(Vec::new()),
             callbacks: OnceLock::new(),
             epoch: Instant::now(),

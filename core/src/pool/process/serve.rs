@@ -1,229 +1,22 @@
-//! Process workers, parent side: one driver thread per worker slot starts the worker (this
-//! executable re-executed, never forked), feeds it jobs over its socket, reads its results
-//! from the same socket (no relay thread: every hop is a thread wake-up), and replaces it
-//! when it crashes, overruns the timeout, is cancelled, retires or reaches its task limit.
+//! Process workers, parent side: serving a running worker. The driver thread feeds the
+//! worker jobs over its socket (a few ahead while they are cheap), reads its results from
+//! the same socket (no relay thread: every hop is a thread wake-up), and decides what a
+//! closed socket, a timeout or a bad frame means for the jobs in flight.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{self, BufReader, BufWriter};
-use std::net::Shutdown;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::error::TaskErrorKind;
-use super::job::{Inputs, Job};
-use super::shared::{Inner, Slot, Work};
-use super::spin;
-use super::thread_worker::failure_kind;
-use super::wire::{self, FromWorker, ToWorker, WireResult};
-use crate::platform::process::{self as os, Listener, Stream};
-
-/// Starts one driver thread per slot.
-pub(crate) fn start_all(inner: &Arc<Inner>) -> io::Result<()> {
-    for slot in &inner.slots {
-        let (i, s) = (inner.clone(), slot.clone());
-        let h =
-            std::thread::Builder::new().name(format!("polycompute-driver-{}", slot.id)).spawn(move || drive(i, s))?;
-        inner.add_thread(h);
-    }
-    Ok(())
-}
-
-/// A running worker process.
-struct Worker {
-    child: Child,
-    reader: BufReader<Stream>,
-    writer: BufWriter<Stream>,
-    /// The worker's stdin, never written: it reads EOF when this end closes, that is when
-    /// the pool lets it go or this process dies, however it dies.
-    lifeline: Option<ChildStdin>,
-    gen: u64,
-    next_id: u64,
-    frame: Vec<u8>,
-}
-
-/// How serving a worker ended.
-enum Outcome {
-    /// The pool is shutting down.
-    Stop,
-    /// Replace it gracefully (task limit, sticky fault).
-    Retire,
-    /// Kill and replace it (timeout, cancellation, protocol error).
-    Kill,
-    /// It died (and was reaped).
-    Exited,
-}
-
-fn drive(inner: Arc<Inner>, slot: Arc<Slot>) {
-    let mut failures = 0u32;
-    let mut first = true;
-    while !inner.stopping() {
-        let gen = slot.gen.fetch_add(1, Ordering::AcqRel) + 1;
-        if !first {
-            slot.stats.restarts.fetch_add(1, Ordering::Relaxed);
-        }
-        first = false;
-        let mut worker = match start(&inner, &slot, gen) {
-            Ok(w) => {
-                failures = 0;
-                w
-            }
-            Err(e) => {
-                if inner.stopping() {
-                    return;
-                }
-                failures += 1;
-                if failures >= 3 {
-                    inner.slot_dead(&slot, e);
-                    return;
-                }
-                tracing::warn!(
-                    "polycompute pool: worker {} ({}) failed to start, retrying: {e}",
-                    slot.id,
-                    slot.device_id
-                );
-                let _ = inner.stop_rx.recv_timeout(Duration::from_millis(100 * failures as u64));
-                continue;
-            }
-        };
-        slot.pid.store(worker.child.id(), Ordering::Release);
-        let outcome = if inner.stopping() { Outcome::Stop } else { serve(&inner, &slot, &mut worker) };
-        slot.interrupt.lock().unwrap_or_else(|p| p.into_inner()).take();
-        slot.abandoned.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        let stop = matches!(outcome, Outcome::Stop);
-        match outcome {
-            Outcome::Stop | Outcome::Retire => worker.stop(),
-            Outcome::Kill => worker.kill(),
-            Outcome::Exited => {}
-        }
-        // Large outputs the worker moved into shared memory that were never read (their
-        // task was cancelled or timed out, the worker died mid-frame) go with it.
-        crate::shared::remove_leftovers();
-        if stop {
-            return;
-        }
-    }
-}
-
-/// Starts a worker and waits until its device is open.
-fn start(inner: &Inner, slot: &Slot, gen: u64) -> Result<Worker, String> {
-    let listener = Listener::bind().map_err(|e| format!("cannot open a socket for the worker: {e}"))?;
-    let exe = match &inner.cfg.worker_exe {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().map_err(|e| format!("cannot find the current executable: {e}"))?,
-    };
-    let token = format!("{:016x}{:016x}", random(), random());
-    let mut cmd = Command::new(&exe);
-    cmd.arg(wire::WORKER_ARG)
-        .env(wire::ENV_ADDR, listener.addr())
-        .env(wire::ENV_TOKEN, &token)
-        .env(wire::ENV_PARENT, std::process::id().to_string())
-        .stdin(Stdio::piped());
-    let mut child = os::spawn(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let lifeline = child.stdin.take();
-    let deadline = Instant::now() + inner.cfg.start_timeout;
-    let started = handshake(inner, slot, &listener, &mut child, &token, deadline).and_then(|stream| {
-        let clone = |s: &Stream| s.try_clone().map_err(|e| format!("cannot clone the worker's socket: {e}"));
-        let reader = BufReader::with_capacity(1 << 16, clone(&stream)?);
-        let interrupt = clone(&stream)?;
-        Ok((reader, BufWriter::with_capacity(1 << 16, stream), interrupt))
-    });
-    match started {
-        Ok((reader, writer, interrupt)) => {
-            *slot.interrupt.lock().unwrap_or_else(|p| p.into_inner()) = Some(interrupt);
-            Ok(Worker { child, reader, writer, lifeline, gen, next_id: 0, frame: Vec::new() })
-        }
-        Err(e) => {
-            let _ = child.kill();
-            let status = child.wait().map(|s| format!(" ({s})")).unwrap_or_default();
-            Err(format!("{e}{status}"))
-        }
-    }
-}
-
-fn handshake(
-    inner: &Inner,
-    slot: &Slot,
-    listener: &Listener,
-    child: &mut Child,
-    token: &str,
-    deadline: Instant,
-) -> Result<Stream, String> {
-    let mut stream = listener.accept(child, deadline).map_err(|e| {
-        format!("{e}; does the program's main call polycompute::worker_main(&tasks) before anything else?")
-    })?;
-    let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-    let mut frame = Vec::new();
-    let read = |stream: &mut Stream, frame: &mut Vec<u8>| -> Result<FromWorker, String> {
-        stream.set_read_timeout(Some(left())).map_err(|e| e.to_string())?;
-        match wire::read_frame(stream, frame) {
-            Ok(true) => wire::split_frame::<FromWorker>(frame).map(|(h, _)| h).map_err(|e| e.to_string()),
-            Ok(false) => Err("the worker process exited during startup".into()),
-            Err(e) => Err(format!("the worker process did not answer during startup: {e}")),
-        }
-    };
-    match read(&mut stream, &mut frame)? {
-        FromWorker::Hello { token: t, .. } if t == token => {}
-        _ => return Err("a process that is not our worker connected to its socket".into()),
-    }
-    let setup = ToWorker::Setup {
-        worker: slot.id,
-        kind: slot.kind,
-        ordinal: slot.ordinal,
-        seed: inner.cfg.seed,
-        spill_over: inner.cfg.spill_over as u64,
-        shared_type: inner.shared.type_name.clone(),
-        shared: inner.shared.bytes.as_ref().map(|b| b.to_vec()),
-        tasks: inner.tasks.signatures(),
-    };
-    wire::write_frame(&mut stream, &setup, &[]).map_err(|e| format!("cannot send the worker its setup: {e}"))?;
-    match read(&mut stream, &mut frame)? {
-        FromWorker::Ready { .. } => {}
-        FromWorker::StartFailed { message } => return Err(message),
-        other => return Err(format!("unexpected message from the worker during startup: {other:?}")),
-    }
-    stream.set_read_timeout(None).map_err(|e| e.to_string())?;
-    Ok(stream)
-}
-
-/// 64 random bits from the standard library's per-process random hasher keys.
-fn random() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-    h.finish()
-}
-
-impl Worker {
-    /// Closes its socket and lifeline (it exits on EOF) and reaps it; kills it if it lingers.
-    fn stop(mut self) {
-        let _ = self.writer.get_ref().shutdown(Shutdown::Both);
-        drop(self.lifeline.take());
-        self.reap(Duration::from_millis(300));
-    }
-
-    /// Kills and reaps it.
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// Waits up to `grace` for it to exit, then kills it; returns (exit code, signal).
-    fn reap(&mut self, grace: Duration) -> (Option<i32>, Option<i32>) {
-        let deadline = Instant::now() + grace;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => return os::exit_details(status),
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
-                _ => {
-                    let _ = self.child.kill();
-                    return self.child.wait().map(os::exit_details).unwrap_or((None, None));
-                }
-            }
-        }
-    }
-}
+use super::parent::{Outcome, Worker};
+use super::ProcessSlot;
+use crate::pool::error::TaskErrorKind;
+use crate::pool::job::{Inputs, Job};
+use crate::pool::spin;
+use crate::pool::state::{PoolState, Slot, Work};
+use crate::pool::wire::{self, FromWorker, ToWorker, WireResult};
+use crate::sync::LockUnpoisoned;
 
 /// A job sent to the worker.
 struct InFlight {
@@ -232,7 +25,8 @@ struct InFlight {
     started: Instant,
 }
 
-fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
+/// Feeds and reads `w` until it must stop or be replaced.
+pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: &mut Worker) -> Outcome {
     let mut inflight: VecDeque<InFlight> = VecDeque::new();
     let mut served = 0u64;
     let max = inner.cfg.max_tasks.unwrap_or(u64::MAX);
@@ -314,7 +108,7 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
                 job.ctl.requeued();
                 inner.enqueue(job);
                 if inflight.is_empty() {
-                    return interrupted(inner, slot, w, inflight);
+                    return interrupted(inner, slot, mine, w, inflight);
                 }
                 pipe_broken = true;
                 break;
@@ -364,21 +158,27 @@ fn serve(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker) -> Outcome {
                 requeue(inner, inflight);
                 return Outcome::Kill;
             }
-            Ok(false) | Err(_) => return interrupted(inner, slot, w, inflight),
+            Ok(false) | Err(_) => return interrupted(inner, slot, mine, w, inflight),
         }
     }
 }
 
 /// The socket closed or failed: the pool is stopping, a job was cancelled (the socket was
 /// shut down to wake us), or the worker died.
-fn interrupted(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker, mut inflight: VecDeque<InFlight>) -> Outcome {
+fn interrupted(
+    inner: &Arc<PoolState>,
+    slot: &Slot,
+    mine: &ProcessSlot,
+    w: &mut Worker,
+    mut inflight: VecDeque<InFlight>,
+) -> Outcome {
     if inner.stopping() {
         for f in inflight {
             f.job.ctl.fail_rest(Some((slot.id, &slot.device_id)), f.job.attempt, TaskErrorKind::ShutDown);
         }
         return Outcome::Stop;
     }
-    let abandoned = std::mem::take(&mut *slot.abandoned.lock().unwrap_or_else(|p| p.into_inner()));
+    let abandoned = std::mem::take(&mut *mine.abandoned.lock_unpoisoned());
     if !abandoned.is_empty() {
         // Cancelled jobs were answered by the canceller; the rest never ran here.
         inflight.retain(|f| !abandoned.iter().any(|a| Arc::ptr_eq(a, &f.job.ctl)));
@@ -415,7 +215,7 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
                 .with(true, |bytes| job.task.decode_output(bytes))
                 .and_then(|decoded| decoded)
                 .map_err(|message| ctl.error(k, Some(who), job.attempt, TaskErrorKind::Serialization { message })),
-            WireResult::Failure(f) => Err(ctl.error(k, Some(who), job.attempt, failure_kind(f))),
+            WireResult::Failure(f) => Err(ctl.error(k, Some(who), job.attempt, f.into())),
         };
         failed += result.is_err() as u64;
         out.push(result);
@@ -435,7 +235,7 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
 /// The worker died with jobs in flight. The head job was running: it is retried, failed as
 /// `Crashed`, or (a batch, where which input crashed is unknown) split into single-input
 /// jobs. The jobs behind it never started: they go back to the queue.
-fn crashed(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker, mut inflight: VecDeque<InFlight>) -> Outcome {
+fn crashed(inner: &Arc<PoolState>, slot: &Slot, w: &mut Worker, mut inflight: VecDeque<InFlight>) -> Outcome {
     let (code, signal) = w.reap(Duration::from_secs(1));
     let Some(head) = inflight.pop_front() else { return Outcome::Exited };
     requeue(inner, inflight);
@@ -473,7 +273,7 @@ fn crashed(inner: &Arc<Inner>, slot: &Slot, w: &mut Worker, mut inflight: VecDeq
 }
 
 /// Puts jobs that never started back in the queue.
-fn requeue(inner: &Inner, inflight: VecDeque<InFlight>) {
+fn requeue(inner: &PoolState, inflight: VecDeque<InFlight>) {
     for f in inflight {
         f.job.ctl.requeued();
         inner.enqueue(f.job);

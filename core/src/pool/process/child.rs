@@ -2,12 +2,14 @@
 
 use std::io::{BufReader, BufWriter, Read};
 
-use super::context::{SharedData, WorkerContext};
-use super::spin;
-use super::task::{Failure, Tasks};
-use super::wire::{self, FromWorker, ToWorker};
 use crate::device::Device;
-use crate::platform::process as os;
+use crate::pool::broadcast::BroadcastData;
+use crate::pool::context::WorkerContext;
+use crate::pool::spin;
+use crate::pool::task::{Failure, Tasks};
+use crate::pool::wire::{self, FromWorker, ToWorker};
+use crate::sys::process::parent_death;
+use crate::sys::socket;
 
 /// Call this first thing in `main`, with the program's tasks. In a normal run it returns at
 /// once. In a process the pool started as a worker (it sets an environment variable), it
@@ -43,8 +45,8 @@ pub fn worker_main(tasks: &Tasks) {
 }
 
 fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), String> {
-    os::init_worker(parent)?;
-    let stream = os::connect(addr).map_err(|e| format!("cannot connect to the parent at {addr}: {e}"))?;
+    parent_death::arrange(parent)?;
+    let stream = socket::connect(addr).map_err(|e| format!("cannot connect to the parent at {addr}: {e}"))?;
     let mut reader = BufReader::with_capacity(1 << 16, stream.try_clone().map_err(|e| e.to_string())?);
     let mut out = BufWriter::with_capacity(1 << 16, stream);
     wire::write_frame(&mut out, &FromWorker::Hello { token, pid: std::process::id() }, &[])
@@ -76,7 +78,8 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
     };
     recv(&mut frame)?;
     let setup = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?.0;
-    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, shared_type, shared, tasks: theirs } = setup else {
+    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, broadcast_type, broadcast, tasks: theirs } = setup
+    else {
         return Err("the parent did not send a setup first".into());
     };
     let mismatches = tasks.mismatches(&theirs);
@@ -96,9 +99,9 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), St
             return Ok(());
         }
     };
-    let shared = SharedData { value: None, type_name: shared_type, bytes: shared.map(std::sync::Arc::new) };
+    let broadcast = BroadcastData { value: None, type_name: broadcast_type, bytes: broadcast.map(std::sync::Arc::new) };
     let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
-    let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, shared);
+    let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     wire::write_frame(&mut out, &FromWorker::Ready { device: device.id() }, &[]).map_err(|e| e.to_string())?;
 
     let mut results = Vec::new();

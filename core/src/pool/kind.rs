@@ -1,0 +1,65 @@
+//! [`WorkerKind`]: the one seam between the pool and the kind of its workers. Everything
+//! else in the pool (the queue, jobs, handles, shutdown) is the same for every kind; the
+//! choice between thread and process workers is made once, in [`for_mode`]. A new kind
+//! (workers on other machines, say) implements this trait and is named there.
+
+use std::io;
+use std::sync::Arc;
+
+use super::job::JobCtl;
+use super::mode::WorkerMode;
+use super::process::ProcessWorkers;
+use super::state::{PoolState, Slot};
+use super::thread::ThreadWorkers;
+
+/// How a job's inputs reach a worker of some kind.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Carriage {
+    /// The values themselves, moved (the worker shares this process's memory).
+    Moved,
+    /// Their encoding (see `wire`), large ones in shared-memory segments.
+    Encoded,
+}
+
+/// A kind of worker: how its workers start, receive their inputs, are stopped early and
+/// shut down. Each kind keeps its own per-slot state beside the pool's common [`Slot`]s
+/// (indexed alike).
+pub(crate) trait WorkerKind: Send + Sync {
+    /// How inputs travel to these workers.
+    fn carriage(&self) -> Carriage;
+
+    /// Starts a worker in every slot of `pool`, and whatever helper threads the kind needs.
+    fn start(&self, pool: &Arc<PoolState>) -> io::Result<()>;
+
+    /// Stops generation `gen` of `slot` if it still runs `ctl` (whose results were
+    /// delivered already: it was cancelled) and puts a fresh worker in its place.
+    fn abandon(&self, pool: &Arc<PoolState>, slot: &Slot, gen: u64, ctl: &Arc<JobCtl>);
+
+    /// Shutdown began: wakes every worker that waits elsewhere than on the queue.
+    fn wake_for_shutdown(&self);
+
+    /// Shutdown's grace period is over: fails the jobs workers still hold.
+    fn fail_stuck(&self, pool: &PoolState);
+}
+
+/// The worker kind of `mode` for a pool of `slots` worker slots (its per-slot state is
+/// indexed like the pool's slots). `Auto` is resolved by the worker plan before this;
+/// should it come, it means threads.
+pub(crate) fn for_mode(mode: WorkerMode, slots: usize) -> Box<dyn WorkerKind> {
+    match mode {
+        WorkerMode::Process => Box::new(ProcessWorkers::new(slots)),
+        WorkerMode::Thread | WorkerMode::Auto => Box::new(ThreadWorkers::new(slots)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn process_workers_take_encoded_inputs_and_threads_moved_ones() {
+        assert_eq!(for_mode(WorkerMode::Process, 2).carriage(), Carriage::Encoded);
+        assert_eq!(for_mode(WorkerMode::Thread, 2).carriage(), Carriage::Moved);
+        assert_eq!(for_mode(WorkerMode::Auto, 1).carriage(), Carriage::Moved);
+    }
+}

@@ -1,0 +1,16 @@
+//! Everything that differs between operating systems, and nothing else: the rest of the
+//! crate is the same on Linux, macOS and Windows. This tree imports nothing of the crate (it
+//! reports plain `std::io` errors), so it can be read, and ported, on its own.
+//!
+//! * [`process`] — starting a worker process from one long-lived thread, arranging for it to
+//!   die with its parent, and reading how it ended.
+//! * [`socket`] — the parent/worker channel: a Unix-domain socket, or loopback TCP.
+//! * [`shm`] — where shared-memory segment files live, and hints for mapping them.
+//! * [`liveness`] — whether a process id still runs (to tell leftovers from live segments).
+
+pub(crate) mod liveness;
+pub(crate) mod process;
+pub(crate) mod shm;
+pub(crate) mod socket;
+
+mod job_object;
