@@ -65,7 +65,7 @@ fn data(n: usize, seed: u64, with_nan: bool) -> Vec<f64> {
     (0..n)
         .map(|i| {
             let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(seed) >> 40;
-            if with_nan && h % 97 == 0 {
+            if with_nan && h.is_multiple_of(97) {
                 f64::NAN
             } else {
                 (h % 41) as f64 - 20.0

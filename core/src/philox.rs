@@ -89,7 +89,7 @@ pub fn normal_f32(seed: u64, i: u64) -> f32 {
     let u2 = bits_to_unit_f32(w[p + 1]);
     let r = (-2.0 * u1.ln()).sqrt();
     let theta = 2.0 * std::f32::consts::PI * u2;
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         r * theta.cos()
     } else {
         r * theta.sin()
@@ -105,7 +105,7 @@ pub fn normal_f64(seed: u64, i: u64) -> f64 {
     let u2 = bits_to_unit_f64(w23);
     let r = (-2.0 * u1.ln()).sqrt();
     let theta = 2.0 * std::f64::consts::PI * u2;
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         r * theta.cos()
     } else {
         r * theta.sin()

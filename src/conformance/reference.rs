@@ -346,7 +346,7 @@ fn fill_values(fill: Fill, dtype: DType, len: usize) -> Result<HostVec, String> 
 fn box_muller(u1: f64, u2: f64, i: u64) -> f64 {
     let r = (-2.0 * u1.ln()).sqrt();
     let theta = 2.0 * std::f64::consts::PI * u2;
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         r * theta.cos()
     } else {
         r * theta.sin()
