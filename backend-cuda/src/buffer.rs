@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use polycompute_core::{DType, DeviceBuffer};
 
-use crate::device::Ctx;
+use crate::context::Ctx;
 use crate::driver::DevPtr;
 
 /// A CUDA buffer of `len` elements of `dtype`.

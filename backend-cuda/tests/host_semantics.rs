@@ -2,7 +2,7 @@
 //! system C++ compiler (a small header maps the CUDA intrinsics it uses to their exact host
 //! equivalents, and the grid to one thread), run over corner-case inputs (NaN, infinities, ±0,
 //! halves, integer extremes, zero divisors), and compared with the CPU backend on the same op.
-//! So the semantics written in `codegen/semantics.rs` are checked here, without a GPU; on a
+//! So the semantics written in `codegen/cuda/semantics.cuh` are checked here, without a GPU; on a
 //! GPU, the conformance suite checks the device's math library on top.
 
 use std::process::Command;
