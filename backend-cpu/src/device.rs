@@ -1,90 +1,66 @@
-//! [`CpuDevice`]: the open CPU device, which checks each op against its buffers and hands
-//! it to the module that runs it.
+//! [`CpuDevice`]: the open CPU device, which hands each op to the module that runs it.
+//! Buffers, lengths and the op itself were checked before `execute` runs, by core's
+//! blanket `DeviceBackend` implementation over [`BackendDevice`].
 
-use polycompute_core::{BufferRef, DType, DeviceBackend, DeviceInfo, Error, HostSlice, HostVec, Op, Result, Shape};
+use polycompute_core::{BackendDevice, DeviceInfo, DeviceToken, HostSlice, HostVec, Op, Result};
 
 use crate::map::PlanCache;
-use crate::storage::{host, CpuBuffer};
+use crate::storage::CpuBuffer;
 use crate::{fill, layout, map, matmul, reduce};
 
 /// The open CPU device. Holds the cache of prepared map programs.
 pub struct CpuDevice {
     info: DeviceInfo,
+    token: DeviceToken,
     plans: PlanCache,
 }
 
 impl CpuDevice {
-    /// A device described by `info`.
+    /// A device described by `info`; its buffers are its own (another `CpuDevice` refuses
+    /// them).
     pub fn new(info: DeviceInfo) -> CpuDevice {
-        CpuDevice { info, plans: PlanCache::default() }
+        CpuDevice { info, token: DeviceToken::fresh(), plans: PlanCache::default() }
     }
 
-    /// Checks the buffers against the shapes the op declares (so that no kernel can index
-    /// out of bounds, whoever calls `execute`) and the op itself with [`Op::output`].
-    fn check(&self, op: &Op, data: &[HostSlice<'_>]) -> Result<()> {
-        let flat: Vec<Shape>;
-        let shapes: Vec<&Shape> = match op {
-            Op::Map { input_shapes, .. } => input_shapes.iter().collect(),
-            Op::Reduce { shape, .. } | Op::Transpose { shape, .. } => vec![shape],
-            Op::Matmul { lhs, rhs } => vec![lhs, rhs],
-            _ => {
-                flat = data.iter().map(|d| Shape::from(&[d.len()][..])).collect();
-                flat.iter().collect()
+    fn run(&self, op: &Op, data: &[HostSlice<'_>]) -> Result<HostVec> {
+        let device = self.info.id();
+        Ok(match op {
+            Op::Map { program, input_shapes, shape } => {
+                let plan = self.plans.get(op, program, input_shapes, shape)?;
+                map::run(&plan, data, shape.numel())
             }
-        };
-        if shapes.len() != data.len() {
-            return Err(Error::InvalidShape(format!(
-                "{} takes {} input(s), got {}",
-                op.name(),
-                shapes.len(),
-                data.len()
-            )));
-        }
-        for (d, s) in data.iter().zip(&shapes) {
-            if d.len() != s.numel() {
-                return Err(Error::LengthMismatch { len: d.len(), shape: s.dims().to_vec(), expected: s.numel() });
-            }
-        }
-        let typed: Vec<(DType, &Shape)> = data.iter().zip(shapes).map(|(d, s)| (d.dtype(), s)).collect();
-        op.output(&typed)?;
-        Ok(())
+            Op::Reduce { kind, axis, shape } => reduce::reduce(*kind, *axis, shape, data[0]),
+            Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], &device)?,
+            Op::Copy => layout::copy(data[0]),
+            Op::Transpose { shape, perm } => layout::transpose(data[0], shape, perm),
+            Op::Cast { to } => layout::cast(data[0], *to),
+            Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, &device)?,
+        })
     }
 }
 
-impl DeviceBackend for CpuDevice {
+impl BackendDevice for CpuDevice {
+    type Buffer = CpuBuffer;
+
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
 
-    fn upload(&self, data: HostSlice<'_>) -> Result<BufferRef> {
-        Ok(std::sync::Arc::new(CpuBuffer(data.to_host_vec())))
+    fn token(&self) -> DeviceToken {
+        self.token
     }
 
-    fn download(&self, buffer: &BufferRef) -> Result<HostVec> {
-        Ok(polycompute_core::backend::downcast_buffer::<CpuBuffer>(buffer, &self.info)?.0.clone())
+    fn upload(&self, data: HostSlice<'_>) -> Result<CpuBuffer> {
+        Ok(CpuBuffer::new(data.to_host_vec(), self.token))
     }
 
-    fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
-        let data = inputs.iter().map(|b| host(b, &self.info)).collect::<Result<Vec<_>>>()?;
-        self.check(op, &data)?;
-        let device = self.info.id();
-        match op {
-            Op::Map { program, input_shapes, shape } => {
-                let plan = self.plans.get(op, program, input_shapes, shape)?;
-                Ok(map::run(&plan, &data, shape.numel()))
-            }
-            Op::Reduce { kind, axis, shape } => Ok(reduce::reduce(*kind, *axis, shape, data[0])),
-            Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], &device),
-            Op::Copy => Ok(layout::copy(data[0])),
-            Op::Transpose { shape, perm } => Ok(layout::transpose(data[0], shape, perm)),
-            Op::Cast { to } => Ok(layout::cast(data[0], *to)),
-            Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, &device),
-            _ => Err(Error::Unsupported {
-                op: op.name().into(),
-                dtype: data.first().map_or(DType::F32, |d| d.dtype()),
-                device,
-            }),
-        }
+    fn download(&self, buffer: &CpuBuffer) -> Result<HostVec> {
+        Ok(buffer.data().clone())
+    }
+
+    fn execute(&self, op: &Op, inputs: &[&CpuBuffer]) -> Result<CpuBuffer> {
+        let data: Vec<HostSlice<'_>> = inputs.iter().map(|b| b.as_slice()).collect();
+        Ok(CpuBuffer::new(self.run(op, &data)?, self.token))
     }
 
     fn synchronize(&self) -> Result<()> {

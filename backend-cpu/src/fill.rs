@@ -3,28 +3,28 @@
 //! and parallel over tasks.
 
 use polycompute_core::philox::{self, bits_to_unit_f32, bits_to_unit_f64};
-use polycompute_core::{BufferRef, DType, Error, Fill, Result, Scalar};
+use polycompute_core::{DType, Error, Fill, HostVec, Result, Scalar};
 use rayon::prelude::*;
 
 use crate::num::{with_dtype, Num};
 use crate::par::{PAR_MIN, TASK};
 use crate::philox::{lanes, LANES};
-use crate::storage::CpuBuffer;
+use crate::storage::host_vec;
 
 /// A new buffer of `len` elements of `dtype`, filled as `fill` says.
-pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: &str) -> Result<BufferRef> {
+pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: &str) -> Result<HostVec> {
     Ok(match (fill, dtype) {
         (Fill::Constant(value), _) => {
-            with_dtype!(dtype, T => CpuBuffer::shared(constant::<T>(value, len, device)?))
+            with_dtype!(dtype, T => host_vec(constant::<T>(value, len, device)?))
         }
-        (Fill::Uniform { seed }, DType::U32) => CpuBuffer::shared(words(seed, len, |w| w)),
-        (Fill::Uniform { seed }, DType::I32) => CpuBuffer::shared(words(seed, len, |w| w as i32)),
-        (Fill::Uniform { seed }, DType::F32) => CpuBuffer::shared(words(seed, len, bits_to_unit_f32)),
+        (Fill::Uniform { seed }, DType::U32) => host_vec(words(seed, len, |w| w)),
+        (Fill::Uniform { seed }, DType::I32) => host_vec(words(seed, len, |w| w as i32)),
+        (Fill::Uniform { seed }, DType::F32) => host_vec(words(seed, len, bits_to_unit_f32)),
         (Fill::Uniform { seed }, DType::F64) => {
-            CpuBuffer::shared(blocks(seed, len, |w| [unit64(w[0], w[1]), unit64(w[2], w[3])]))
+            host_vec(blocks(seed, len, |w| [unit64(w[0], w[1]), unit64(w[2], w[3])]))
         }
-        (Fill::Normal { seed }, DType::F32) => CpuBuffer::shared(normal_f32(seed, len)),
-        (Fill::Normal { seed }, DType::F64) => CpuBuffer::shared(blocks(seed, len, normal_f64_pair)),
+        (Fill::Normal { seed }, DType::F32) => host_vec(normal_f32(seed, len)),
+        (Fill::Normal { seed }, DType::F64) => host_vec(blocks(seed, len, normal_f64_pair)),
         (Fill::Normal { .. }, _) => {
             return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: device.into() })
         }

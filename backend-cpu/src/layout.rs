@@ -1,24 +1,25 @@
 //! Data movement: `Op::Copy`, `Op::Cast` and `Op::Transpose` (any axis permutation; the
-//! axes are first collapsed, then either whole rows are copied or the data is moved in
-//! square tiles so that reads and writes both stay in cache).
+//! permutation is first simplified by `polycompute_core::plan`, then either whole rows are
+//! copied or the data is moved in square tiles so that reads and writes both stay in cache).
 
-use polycompute_core::{BufferRef, DType, HostSlice, Shape};
+use polycompute_core::plan::simplify_permutation;
+use polycompute_core::{DType, HostSlice, HostVec, Shape};
 use rayon::prelude::*;
 
 use crate::num::{with_dtype, CastTo, Num};
 use crate::par::{PAR_MIN, TASK};
-use crate::storage::CpuBuffer;
+use crate::storage::host_vec;
 
 /// Side of a transpose tile: a tile of `TILE²` elements of both arrays fits in L1.
 const TILE: usize = 64;
 
 /// A new buffer with the same elements.
-pub(crate) fn copy(data: HostSlice<'_>) -> BufferRef {
+pub(crate) fn copy(data: HostSlice<'_>) -> HostVec {
     match data {
-        HostSlice::F32(x) => CpuBuffer::shared(copy_typed(x)),
-        HostSlice::F64(x) => CpuBuffer::shared(copy_typed(x)),
-        HostSlice::I32(x) => CpuBuffer::shared(copy_typed(x)),
-        HostSlice::U32(x) => CpuBuffer::shared(copy_typed(x)),
+        HostSlice::F32(x) => host_vec(copy_typed(x)),
+        HostSlice::F64(x) => host_vec(copy_typed(x)),
+        HostSlice::I32(x) => host_vec(copy_typed(x)),
+        HostSlice::U32(x) => host_vec(copy_typed(x)),
     }
 }
 
@@ -32,10 +33,10 @@ fn copy_typed<T: Num>(x: &[T]) -> Vec<T> {
 }
 
 /// Every element converted to `to` with the IR's cast rules.
-pub(crate) fn cast(data: HostSlice<'_>, to: DType) -> BufferRef {
+pub(crate) fn cast(data: HostSlice<'_>, to: DType) -> HostVec {
     with_dtype!(data.dtype(), S => {
         let x: &[S] = S::of_slice(data).unwrap_or(&[]);
-        with_dtype!(to, T => CpuBuffer::shared(cast_typed::<S, T>(x)))
+        with_dtype!(to, T => host_vec(cast_typed::<S, T>(x)))
     })
 }
 
@@ -55,37 +56,13 @@ fn cast_typed<S: Num + CastTo<T>, T: Num>(x: &[S]) -> Vec<T> {
 }
 
 /// Output axis `i` is input axis `perm[i]` (a validated permutation of `shape`'s axes).
-pub(crate) fn transpose(data: HostSlice<'_>, shape: &Shape, perm: &[usize]) -> BufferRef {
+pub(crate) fn transpose(data: HostSlice<'_>, shape: &Shape, perm: &[usize]) -> HostVec {
     match data {
-        HostSlice::F32(x) => CpuBuffer::shared(transpose_typed(x, shape, perm)),
-        HostSlice::F64(x) => CpuBuffer::shared(transpose_typed(x, shape, perm)),
-        HostSlice::I32(x) => CpuBuffer::shared(transpose_typed(x, shape, perm)),
-        HostSlice::U32(x) => CpuBuffer::shared(transpose_typed(x, shape, perm)),
+        HostSlice::F32(x) => host_vec(transpose_typed(x, shape, perm)),
+        HostSlice::F64(x) => host_vec(transpose_typed(x, shape, perm)),
+        HostSlice::I32(x) => host_vec(transpose_typed(x, shape, perm)),
+        HostSlice::U32(x) => host_vec(transpose_typed(x, shape, perm)),
     }
-}
-
-/// The output's dimensions and the input strides along them, with size-1 axes dropped and
-/// adjacent axes merged where the input also walks them as one.
-fn collapse(shape: &Shape, perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
-    let in_strides = shape.strides();
-    let (mut dims, mut strides): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
-    for &p in perm {
-        let (d, s) = (shape.dims()[p], in_strides[p]);
-        if d == 1 {
-            continue;
-        }
-        match (dims.last_mut(), strides.last_mut()) {
-            (Some(pd), Some(ps)) if *ps == s * d => {
-                *pd *= d;
-                *ps = s;
-            }
-            _ => {
-                dims.push(d);
-                strides.push(s);
-            }
-        }
-    }
-    (dims, strides)
 }
 
 /// A row-major index over `dims` and the input offset it stands for.
@@ -124,12 +101,14 @@ impl<'a> Odometer<'a> {
 }
 
 fn transpose_typed<T: Num>(x: &[T], shape: &Shape, perm: &[usize]) -> Vec<T> {
-    let (dims, strides) = collapse(shape, perm);
-    let d = dims.len();
-    if d <= 1 || x.is_empty() {
-        // Only size-1 axes moved: the flat order is unchanged.
+    let simple = simplify_permutation(shape.dims(), perm);
+    if simple.dims.len() <= 1 || simple.is_identity() {
+        // Only size-1 axes moved (or nothing is there): the flat order is unchanged.
         return copy_typed(x);
     }
+    // The output's dimensions and the input's strides along them.
+    let (dims, strides) = (simple.out_dims(), simple.in_strides());
+    let d = dims.len();
     let mut out = vec![T::ZERO; x.len()];
     let last = d - 1;
     if strides[last] == 1 {

@@ -8,11 +8,11 @@
 //! kernel of the same family, and led at 1024³ in most sessions.
 
 use gemm::Parallelism;
-use polycompute_core::{BufferRef, Error, HostSlice, Result, Shape};
+use polycompute_core::{Error, HostSlice, HostVec, Result, Shape};
 use rayon::prelude::*;
 
 use crate::num::Num;
-use crate::storage::CpuBuffer;
+use crate::storage::host_vec;
 
 /// Below this many multiply-adds per matrix, a batch is spread over threads one matrix
 /// each rather than splitting every matrix.
@@ -25,7 +25,7 @@ pub(crate) fn matmul(
     lhs: HostSlice<'_>,
     rhs: HostSlice<'_>,
     device: &str,
-) -> Result<BufferRef> {
+) -> Result<HostVec> {
     let (l, r) = (lhs_shape.dims(), rhs_shape.dims());
     let (batch, m, k, n) = match (l, r) {
         ([m, k], [_, n]) => (1, *m, *k, *n),
@@ -50,8 +50,8 @@ pub(crate) fn matmul(
         });
     }
     match (lhs, rhs) {
-        (HostSlice::F32(a), HostSlice::F32(b)) => Ok(CpuBuffer::shared(batched(a, b, dims))),
-        (HostSlice::F64(a), HostSlice::F64(b)) => Ok(CpuBuffer::shared(batched(a, b, dims))),
+        (HostSlice::F32(a), HostSlice::F32(b)) => Ok(host_vec(batched(a, b, dims))),
+        (HostSlice::F64(a), HostSlice::F64(b)) => Ok(host_vec(batched(a, b, dims))),
         (a, b) if a.dtype() != b.dtype() => {
             Err(Error::DTypeMismatch { context: "matmul rhs".into(), expected: a.dtype(), found: b.dtype() })
         }

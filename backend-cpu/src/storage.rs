@@ -1,42 +1,55 @@
-//! [`CpuBuffer`]: host memory holding one array, and typed access to it.
+//! [`CpuBuffer`]: host memory holding one array, owned by one open [`crate::CpuDevice`].
 
 use std::any::Any;
-use std::sync::Arc;
 
-use polycompute_core::backend::downcast_buffer;
-use polycompute_core::{BufferRef, DType, DeviceBuffer, DeviceInfo, HostSlice, HostVec, Result};
+use polycompute_core::{BackendBuffer, DType, DeviceBuffer, DeviceToken, HostSlice, HostVec};
 
 use crate::num::Num;
 
-/// A CPU buffer: an owned, typed host vector. Buffers are immutable once made.
+/// A CPU buffer: an owned, typed host vector, and the device instance that made it.
+/// Buffers are immutable once made.
 #[derive(Debug)]
-pub struct CpuBuffer(pub HostVec);
+pub struct CpuBuffer {
+    data: HostVec,
+    owner: DeviceToken,
+}
 
 impl CpuBuffer {
-    /// Wraps a typed vector as a shared buffer.
-    pub(crate) fn shared<T: Num>(v: Vec<T>) -> BufferRef {
-        Arc::new(CpuBuffer(T::into_host_vec(v)))
+    /// The data as a buffer of the device whose token is `owner`.
+    pub(crate) fn new(data: HostVec, owner: DeviceToken) -> CpuBuffer {
+        CpuBuffer { data, owner }
     }
 
     /// The elements, borrowed.
     pub fn as_slice(&self) -> HostSlice<'_> {
-        self.0.as_slice()
+        self.data.as_slice()
+    }
+
+    /// The host vector holding the elements.
+    pub fn data(&self) -> &HostVec {
+        &self.data
     }
 }
 
 impl DeviceBuffer for CpuBuffer {
     fn dtype(&self) -> DType {
-        self.0.dtype()
+        self.data.dtype()
     }
     fn len(&self) -> usize {
-        self.0.len()
+        self.data.len()
     }
     fn as_any(&self) -> &dyn Any {
         self
     }
 }
 
-/// The host data of a buffer, or an error when it belongs to another device.
-pub(crate) fn host<'a>(buffer: &'a BufferRef, info: &DeviceInfo) -> Result<HostSlice<'a>> {
-    Ok(downcast_buffer::<CpuBuffer>(buffer, info)?.as_slice())
+impl BackendBuffer for CpuBuffer {
+    fn owner(&self) -> DeviceToken {
+        self.owner
+    }
+}
+
+/// A kernel's typed result as host data.
+pub(crate) fn host_vec<T: Num>(v: Vec<T>) -> HostVec {
+    T::into_host_vec(v)
 }

@@ -1,5 +1,12 @@
 //! The backend traits: [`Backend`] enumerates and opens devices; [`DeviceBackend`] is one
 //! open device that allocates, moves data and executes [`Op`]s.
+//!
+//! Backends implement the typed [`BackendDevice`] (submodule [`typed`]); the blanket
+//! `DeviceBackend` implementation over it validates every call once for all backends.
+
+pub mod typed;
+
+pub use typed::{BackendBuffer, BackendDevice, DeviceToken};
 
 use std::any::Any;
 use std::fmt;
@@ -119,7 +126,9 @@ pub trait DeviceBackend: Send + Sync + 'static {
     fn synchronize(&self) -> Result<()>;
 }
 
-/// Downcasts a buffer to the backend's own type, or says whose buffer it was.
+/// Downcasts a buffer to the backend's own type, or says whose buffer it was. For backends
+/// that implement [`DeviceBackend`] directly; [`BackendDevice`] does this (and checks the
+/// owning instance) by itself.
 pub fn downcast_buffer<'a, B: 'static>(buffer: &'a BufferRef, device: &DeviceInfo) -> Result<&'a B> {
     buffer.as_any().downcast_ref::<B>().ok_or_else(|| Error::Backend {
         device: device.id(),

@@ -132,6 +132,16 @@ pub enum Error {
         /// The other device id.
         rhs: String,
     },
+    /// A buffer handed to a device that did not make it: another device's, or another open
+    /// instance's of the same device (reachable through `Device::backend()`).
+    #[error(
+        "{device} was given a buffer made by another device (or another open instance of it); \
+         move the array to this device with to_device() first"
+    )]
+    ForeignBuffer {
+        /// The device id of the device that refused the buffer.
+        device: String,
+    },
     /// A device allocation that did not fit.
     #[error("{device} is out of memory allocating {bytes} bytes; free arrays or split the work")]
     OutOfMemory {

@@ -12,6 +12,7 @@ pub mod error;
 pub mod expr;
 pub mod op;
 pub mod philox;
+pub mod plan;
 pub mod platform;
 pub mod pool;
 pub mod registry;
@@ -19,7 +20,9 @@ pub mod shape;
 pub mod shared;
 
 pub use array::{map, DeviceArray};
-pub use backend::{Backend, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo};
+pub use backend::{
+    Backend, BackendBuffer, BackendDevice, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo, DeviceToken,
+};
 pub use device::Device;
 pub use dtype::{DType, Element, HostSlice, HostVec, Scalar};
 pub use error::{Error, Result};

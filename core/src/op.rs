@@ -14,7 +14,6 @@ use crate::shape::Shape;
 /// [`crate::DeviceArray`]'s methods, which validate it, so backends may assume that
 /// shapes, dtypes and input counts agree (see [`Op::output`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Op {
     /// Fused elementwise program over inputs broadcast (numpy rules) to `shape`.
     Map {

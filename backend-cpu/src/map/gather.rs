@@ -1,62 +1,26 @@
 //! Reading a broadcast input for a chunk of the output: the input's strides (0 on
 //! broadcast axes) walked in output order, in runs along the last axis.
 
+use polycompute_core::plan::coalesce;
 use polycompute_core::Shape;
 
-/// How one input is read for the output's flat order.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Access {
-    /// Same element count as the output: element `i` of the output reads element `i`.
-    Contiguous,
-    /// A single element, broadcast everywhere.
-    Splat,
-    /// Anything else: strided reads with stride-0 axes.
-    Gather(Gather),
-}
-
-/// Output dimensions and the input's strides along them, with size-1 axes dropped and
-/// adjacent axes merged where the input walks them as one.
+/// A strided ([`polycompute_core::plan::Access::Strided`]) input: the output dimensions and
+/// the input's strides along them, coalesced for this input alone (so its runs along the
+/// last axis are as long as they can be).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Gather {
     dims: Vec<usize>,
     strides: Vec<usize>,
 }
 
-impl Access {
+impl Gather {
     /// How an input of `input` shape is read for an output of `output` shape (to which it
     /// broadcasts).
-    pub(crate) fn new(input: &Shape, output: &Shape) -> Access {
-        if input.numel() == 1 {
-            return Access::Splat;
-        }
-        if input.numel() == output.numel() {
-            // Broadcasting only adds size-1 axes here, so the flat order is the same.
-            return Access::Contiguous;
-        }
-        let strides = input.broadcast_strides(output);
-        let mut dims: Vec<usize> = Vec::new();
-        let mut st: Vec<usize> = Vec::new();
-        for (&d, &s) in output.dims().iter().zip(&strides) {
-            if d == 1 {
-                continue;
-            }
-            match (dims.last_mut(), st.last_mut()) {
-                // The previous axis continues into this one: one longer axis.
-                (Some(pd), Some(ps)) if *ps == s * d => {
-                    *pd *= d;
-                    *ps = s;
-                }
-                _ => {
-                    dims.push(d);
-                    st.push(s);
-                }
-            }
-        }
-        Access::Gather(Gather { dims, strides: st })
+    pub(crate) fn new(input: &Shape, output: &Shape) -> Gather {
+        let mut c = coalesce(output.dims(), &[input.broadcast_strides(output)]);
+        Gather { strides: c.strides.pop().unwrap_or_default(), dims: c.dims }
     }
-}
 
-impl Gather {
     /// Writes output elements `start .. start + out.len()` of the broadcast `src`.
     pub(crate) fn run<T: Copy>(&self, src: &[T], start: usize, out: &mut [T]) {
         let nd = self.dims.len();
@@ -133,7 +97,7 @@ mod tests {
         ] {
             let src: Vec<i32> = (0..input.numel() as i32).collect();
             let want = naive(&input, &output, &src);
-            let Access::Gather(g) = Access::new(&input, &output) else { panic!("expected a gather") };
+            let g = Gather::new(&input, &output);
             for chunk in [1, 2, 3, 5, 16, 1000] {
                 let mut got = vec![-1; output.numel()];
                 for (c, out) in got.chunks_mut(chunk).enumerate() {

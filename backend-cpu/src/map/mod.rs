@@ -13,12 +13,12 @@ mod plan;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use polycompute_core::{BufferRef, HostSlice, Op, Program, Result, Shape};
+use polycompute_core::{HostSlice, HostVec, Op, Program, Result, Shape};
 use rayon::prelude::*;
 
 use crate::num::with_dtype;
 use crate::par::{stream_task, PAR_MIN};
-use crate::storage::CpuBuffer;
+use crate::storage::host_vec;
 use lane::Lane;
 pub(crate) use plan::Plan;
 
@@ -55,8 +55,8 @@ impl PlanCache {
 }
 
 /// Runs a prepared plan over `inputs` into a new buffer of `len` elements.
-pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> BufferRef {
-    with_dtype!(plan.out_dtype, T => CpuBuffer::shared(run_typed::<T>(plan, inputs, len)))
+pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> HostVec {
+    with_dtype!(plan.out_dtype, T => host_vec(run_typed::<T>(plan, inputs, len)))
 }
 
 fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> Vec<T> {

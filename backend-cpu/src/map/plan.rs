@@ -4,10 +4,11 @@
 //! alone are folded here, once.
 
 use polycompute_core::expr::{Inst, InstOp};
+use polycompute_core::plan::Access;
 use polycompute_core::{BinaryOp, DType, Error, HostSlice, HostVec, Program, Result, Scalar, Shape, UnaryOp};
 
 use super::fuse;
-use super::gather::{Access, Gather};
+use super::gather::Gather;
 use super::kernels::{self, op, BinOp, Src, UnOp};
 use super::lane::{scratch_dest, DestMut, Lane};
 use crate::num::{with_dtype, CastTo, Float, Int};
@@ -113,10 +114,13 @@ impl Plan {
                             "instruction {i} reads input {a} with the wrong dtype"
                         )));
                     }
-                    match Access::new(in_shape, shape) {
-                        Access::Contiguous => (Loc::Input(a), None),
-                        Access::Splat => (Loc::Splat(a), None),
-                        Access::Gather(g) => (Loc::Scratch, Some(with_dtype!(inst.dtype, T => gather_step::<T>(a, g)))),
+                    match Access::classify(in_shape, shape) {
+                        Access::Same => (Loc::Input(a), None),
+                        Access::Scalar => (Loc::Splat(a), None),
+                        Access::Strided => {
+                            let g = Gather::new(in_shape, shape);
+                            (Loc::Scratch, Some(with_dtype!(inst.dtype, T => gather_step::<T>(a, g))))
+                        }
                     }
                 }
                 InstOp::Lit(s) if s.dtype() == inst.dtype => (Loc::Lit(s), None),

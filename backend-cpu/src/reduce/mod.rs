@@ -7,12 +7,12 @@
 mod arg;
 mod fold;
 
-use polycompute_core::{BufferRef, HostSlice, ReduceKind, Shape};
+use polycompute_core::{HostSlice, HostVec, ReduceKind, Shape};
 use rayon::prelude::*;
 
 use crate::num::{Float, Num};
 use crate::par::PAR_MIN;
-use crate::storage::CpuBuffer;
+use crate::storage::host_vec;
 use arg::{Largest, Pick, Smallest};
 use fold::{Fold, Max, Min, Prod, Sum, WideSum, Widen};
 
@@ -42,7 +42,7 @@ impl Geometry {
 }
 
 /// Runs a validated reduction.
-pub(crate) fn reduce(kind: ReduceKind, axis: Option<usize>, shape: &Shape, data: HostSlice<'_>) -> BufferRef {
+pub(crate) fn reduce(kind: ReduceKind, axis: Option<usize>, shape: &Shape, data: HostSlice<'_>) -> HostVec {
     let g = Geometry::new(shape, axis);
     match data {
         HostSlice::F32(x) => float(kind, x, g),
@@ -52,35 +52,35 @@ pub(crate) fn reduce(kind: ReduceKind, axis: Option<usize>, shape: &Shape, data:
     }
 }
 
-fn float<T: Float>(kind: ReduceKind, x: &[T], g: Geometry) -> BufferRef {
+fn float<T: Float>(kind: ReduceKind, x: &[T], g: Geometry) -> HostVec {
     match kind {
         ReduceKind::Mean => {
             let n = T::from_usize(g.len);
-            CpuBuffer::shared(folded::<Sum<T>, T>(x, g, |s| T::div(s, n)))
+            host_vec(folded::<Sum<T>, T>(x, g, |s| T::div(s, n)))
         }
         _ => common(kind, x, g),
     }
 }
 
-fn int<T: Widen>(kind: ReduceKind, x: &[T], g: Geometry) -> BufferRef {
+fn int<T: Widen>(kind: ReduceKind, x: &[T], g: Geometry) -> HostVec {
     match kind {
         ReduceKind::Mean => {
             let n = g.len as f64;
-            CpuBuffer::shared(folded::<WideSum<T>, f64>(x, g, |s| T::wide_to_f64(s) / n))
+            host_vec(folded::<WideSum<T>, f64>(x, g, |s| T::wide_to_f64(s) / n))
         }
         _ => common(kind, x, g),
     }
 }
 
-fn common<T: Num>(kind: ReduceKind, x: &[T], g: Geometry) -> BufferRef {
+fn common<T: Num>(kind: ReduceKind, x: &[T], g: Geometry) -> HostVec {
     match kind {
         // `float` and `int` answer Mean before coming here.
-        ReduceKind::Sum | ReduceKind::Mean => CpuBuffer::shared(folded::<Sum<T>, T>(x, g, |a| a)),
-        ReduceKind::Prod => CpuBuffer::shared(folded::<Prod<T>, T>(x, g, |a| a)),
-        ReduceKind::Min => CpuBuffer::shared(folded::<Min<T>, T>(x, g, |a| a)),
-        ReduceKind::Max => CpuBuffer::shared(folded::<Max<T>, T>(x, g, |a| a)),
-        ReduceKind::ArgMin => CpuBuffer::shared(picked::<T, Smallest>(x, g)),
-        ReduceKind::ArgMax => CpuBuffer::shared(picked::<T, Largest>(x, g)),
+        ReduceKind::Sum | ReduceKind::Mean => host_vec(folded::<Sum<T>, T>(x, g, |a| a)),
+        ReduceKind::Prod => host_vec(folded::<Prod<T>, T>(x, g, |a| a)),
+        ReduceKind::Min => host_vec(folded::<Min<T>, T>(x, g, |a| a)),
+        ReduceKind::Max => host_vec(folded::<Max<T>, T>(x, g, |a| a)),
+        ReduceKind::ArgMin => host_vec(picked::<T, Smallest>(x, g)),
+        ReduceKind::ArgMax => host_vec(picked::<T, Largest>(x, g)),
     }
 }
 

@@ -65,6 +65,37 @@ impl Program {
         Ok(Program { inputs: inputs.to_vec(), insts: lower.insts })
     }
 
+    /// The copy `arg0` of one input of `dtype`: what [`Program::compile`] makes of
+    /// `Expr::arg(0)`. Backends run data movement (a copy, a transpose that keeps its last
+    /// axis) through their map kernels with it.
+    ///
+    /// ```
+    /// use polycompute_core::{DType, Program};
+    /// assert!(Program::identity(DType::I32).is_identity());
+    /// ```
+    pub fn identity(dtype: DType) -> Program {
+        Program { inputs: vec![dtype], insts: vec![Inst { op: InstOp::Arg(0), dtype }] }
+    }
+
+    /// `arg0.cast(to)` over one input of `from`: what [`Program::compile`] makes of
+    /// `Expr::arg(0).cast(to)`, so [`crate::Op::Cast`] has exactly a map's semantics. Equal
+    /// to [`Program::identity`] when `from == to`.
+    ///
+    /// ```
+    /// use polycompute_core::{DType, Program};
+    /// assert_eq!(Program::cast(DType::F32, DType::I32).output_dtype(), DType::I32);
+    /// assert_eq!(Program::cast(DType::U32, DType::U32), Program::identity(DType::U32));
+    /// ```
+    pub fn cast(from: DType, to: DType) -> Program {
+        if from == to {
+            return Program::identity(from);
+        }
+        Program {
+            inputs: vec![from],
+            insts: vec![Inst { op: InstOp::Arg(0), dtype: from }, Inst { op: InstOp::Cast(0), dtype: to }],
+        }
+    }
+
     /// Index of the result instruction.
     pub fn output(&self) -> usize {
         self.insts.len() - 1
