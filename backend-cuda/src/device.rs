@@ -1,6 +1,8 @@
 //! One open CUDA device: opening it (its primary context, made current on whichever thread
-//! calls, and its stream), buffers, launches of generated kernels, and the `DeviceBackend`
-//! entry points (upload, download, execute, synchronize).
+//! calls, and its stream), buffers, launches of generated kernels, and core's typed
+//! `BackendDevice` entry points (upload, download, execute, synchronize). Core's blanket
+//! `DeviceBackend` implementation checks every buffer's owner, dtype and length and the op
+//! before any of them runs.
 
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
@@ -8,8 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use cust::context::{Context, CurrentContext};
 use cust::stream::{Stream, StreamFlags};
-use polycompute_core::backend::downcast_buffer;
-use polycompute_core::{BufferRef, DType, DeviceBackend, DeviceInfo, HostSlice, HostVec, Op, Result};
+use polycompute_core::{BackendDevice, DType, DeviceInfo, DeviceToken, HostSlice, HostVec, Op, Result};
 
 use crate::buffer::CudaBuffer;
 use crate::codegen::Kernel;
@@ -54,6 +55,8 @@ impl Params {
 /// An open CUDA device.
 pub struct CudaDevice {
     info: DeviceInfo,
+    /// This instance's identity, carried by every buffer it makes.
+    token: DeviceToken,
     pub(crate) ctx: Arc<Ctx>,
     /// `sm_XX` as a number (90 for compute capability 9.0).
     pub(crate) arch: u32,
@@ -112,6 +115,7 @@ impl CudaDevice {
         let ctx = Arc::new(Ctx::new(id, context, stream, async_alloc));
         Ok(CudaDevice {
             info,
+            token: DeviceToken::fresh(),
             ctx,
             arch,
             sms,
@@ -128,14 +132,14 @@ impl CudaDevice {
     /// A new uninitialised buffer. The context must be current.
     pub(crate) fn new_buffer(&self, dtype: DType, len: usize) -> Result<CudaBuffer> {
         let ptr = self.ctx.alloc(len * dtype.size_bytes())?;
-        Ok(CudaBuffer { ptr, dtype, len, ctx: self.ctx.clone() })
+        Ok(CudaBuffer { ptr, dtype, len, ctx: self.ctx.clone(), owner: self.token })
     }
 
-    /// Launches `kernel` (from [`crate::codegen::cached`]) on the device's stream. The context
-    /// must be current.
+    /// Launches `kernel` on the device's stream, loading it the first time (the module cache
+    /// keys on [`Kernel::key`]). The context must be current.
     pub(crate) fn launch(
         &self,
-        kernel: &Arc<Kernel>,
+        kernel: &Kernel,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         params: &mut Params,
@@ -191,12 +195,18 @@ impl Drop for CudaDevice {
     }
 }
 
-impl DeviceBackend for CudaDevice {
+impl BackendDevice for CudaDevice {
+    type Buffer = CudaBuffer;
+
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
 
-    fn upload(&self, data: HostSlice<'_>) -> Result<BufferRef> {
+    fn token(&self) -> DeviceToken {
+        self.token
+    }
+
+    fn upload(&self, data: HostSlice<'_>) -> Result<CudaBuffer> {
         self.ctx.make_current()?;
         let buf = self.new_buffer(data.dtype(), data.len())?;
         let src: *const c_void = match data {
@@ -211,11 +221,10 @@ impl DeviceBackend for CudaDevice {
             let rc = unsafe { driver::cuMemcpyHtoDAsync_v2(buf.ptr, src, buf.bytes(), self.ctx.stream()) };
             check(rc, self.id(), "uploading")?;
         }
-        Ok(Arc::new(buf))
+        Ok(buf)
     }
 
-    fn download(&self, buffer: &BufferRef) -> Result<HostVec> {
-        let buf = downcast_buffer::<CudaBuffer>(buffer, &self.info)?;
+    fn download(&self, buf: &CudaBuffer) -> Result<HostVec> {
         self.ctx.make_current()?;
         let n = buf.len;
         let mut host = match buf.dtype {
@@ -240,11 +249,9 @@ impl DeviceBackend for CudaDevice {
         Ok(host)
     }
 
-    fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
+    fn execute(&self, op: &Op, inputs: &[&CudaBuffer]) -> Result<CudaBuffer> {
         self.ctx.make_current()?;
-        let inputs: Vec<&CudaBuffer> =
-            inputs.iter().map(|b| downcast_buffer::<CudaBuffer>(b, &self.info)).collect::<Result<_>>()?;
-        Ok(Arc::new(crate::ops::execute(self, op, &inputs)?))
+        crate::ops::execute(self, op, inputs)
     }
 
     fn synchronize(&self) -> Result<()> {

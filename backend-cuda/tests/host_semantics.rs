@@ -201,7 +201,7 @@ fn generated_map_kernels_agree_with_the_cpu_backend() {
     for (i, c) in cases.iter().enumerate() {
         let n = c.inputs[0].len();
         let shape = Shape::new(&[n]).unwrap();
-        let plan = map::plan(&c.program, &vec![shape.clone(); c.inputs.len()], &shape).unwrap();
+        let plan = map::plan(&Arc::new(c.program.clone()), &vec![shape.clone(); c.inputs.len()], &shape);
         let kernel = plan.kernel.source.replace("extern \"C\" ", "");
         src.push_str(&format!("namespace k{i} {{\n{kernel}\n}}\n"));
         let out_t = host_type(c.program.output_dtype());

@@ -4,7 +4,7 @@
 
 use polycompute_core::{DType, Fill};
 
-use super::{ctype, Kernel};
+use super::{ctype, Kernel, KernelKey};
 
 /// Philox4x32-10 as in `polycompute_core::philox` (constants and round layout identical).
 const PHILOX: &str = include_str!("cuda/philox.cuh");
@@ -16,6 +16,17 @@ pub fn per_block(fill: Fill, dtype: DType) -> u32 {
         (_, DType::F64) => 2,
         _ => 4,
     }
+}
+
+/// What the fill kernel of `fill` over `dtype` depends on (not the constant or the seed,
+/// which are parameters).
+pub(super) fn key(fill: Fill, dtype: DType) -> KernelKey {
+    let kind = match fill {
+        Fill::Constant(_) => 0,
+        Fill::Uniform { .. } => 1,
+        Fill::Normal { .. } => 2,
+    };
+    KernelKey::Fill { kind, dtype }
 }
 
 /// The fill kernel for `fill` of `dtype`. Parameters: `(T* out, u32 n, T value)` for a
@@ -57,7 +68,7 @@ pub fn kernel(fill: Fill, dtype: DType) -> Kernel {
             )
         }
     };
-    Kernel::new("pc_fill", &body)
+    Kernel::new(key(fill, dtype), "pc_fill", &body)
 }
 
 /// Box–Muller, f32: pair `j / 2` uses words `2p, 2p+1`; even `j` takes the cosine.

@@ -14,7 +14,7 @@ use std::fmt::Write;
 
 use polycompute_core::{DType, ReduceKind};
 
-use super::{ctype, Kernel};
+use super::{ctype, Kernel, KernelKey};
 
 /// Neumaier-compensated accumulation (`pc_kahan`, `pc_kahan_done`), for f64 sums.
 const KAHAN: &str = include_str!("cuda/kahan.cuh");
@@ -302,7 +302,7 @@ pub fn rows_kernel(kind: ReduceKind, dtype: DType, input: Input, output: Output)
          if (threadIdx.x == 0u) {write}\n  }}\n}}\n",
         accumulate(kind, dtype, input, "start + threadIdx.x", "end", "(u64)blockDim.x", "src[@k]")
     );
-    Kernel::new("pc_reduce", &s)
+    Kernel::new(KernelKey::Reduce { kind, dtype, cols: false, input, output }, "pc_reduce", &s)
 }
 
 /// The column kernel: `(out, in, u32 outer, u32 r, u32 inner, u32 segs, u32 seg_len, u32 count)`;
@@ -326,7 +326,7 @@ pub fn cols_kernel(kind: ReduceKind, dtype: DType, output: Output) -> Kernel {
          {}    {write}\n  }}\n}}\n",
         accumulate(kind, dtype, Input::Elements, "start", "end", "1", "in[(o * r + @k) * inner + j]")
     );
-    Kernel::new("pc_reduce", &s)
+    Kernel::new(KernelKey::Reduce { kind, dtype, cols: true, input: Input::Elements, output }, "pc_reduce", &s)
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
-//! Map and cast: one launch of the fused elementwise kernel that [`codegen::map`] plans
-//! (a cast is the map of `cast(arg0)`).
+//! Map and cast: one launch of the fused elementwise kernel that [`map::plan`] plans (a cast
+//! is the map of core's [`Program::cast`]).
+
+use std::sync::Arc;
 
 use polycompute_core::{DType, Program, Result, Shape};
 
@@ -11,12 +13,12 @@ use crate::device::{CudaDevice, Params};
 /// Runs `program` over `inputs` (of `input_shapes`) broadcast to `shape`.
 pub(super) fn run(
     dev: &CudaDevice,
-    program: &Program,
+    program: &Arc<Program>,
     input_shapes: &[Shape],
     shape: &Shape,
     inputs: &[&CudaBuffer],
 ) -> Result<CudaBuffer> {
-    launch(dev, &map::plan(program, input_shapes, shape)?, program.output_dtype(), shape.numel(), inputs)
+    launch(dev, &map::plan(program, input_shapes, shape), program.output_dtype(), shape.numel(), inputs)
 }
 
 /// Converts `src` to `to` (a device copy when the dtype does not change).
@@ -25,8 +27,8 @@ pub(super) fn cast(dev: &CudaDevice, src: &CudaBuffer, to: DType) -> Result<Cuda
         return copy(dev, src);
     }
     let shape = Shape::new(&[src.len])?;
-    let program = map::cast_program(src.dtype, to);
-    launch(dev, &map::plan(&program, std::slice::from_ref(&shape), &shape)?, to, src.len, &[src])
+    let program = Arc::new(Program::cast(src.dtype, to));
+    launch(dev, &map::plan(&program, std::slice::from_ref(&shape), &shape), to, src.len, &[src])
 }
 
 fn launch(
