@@ -8,6 +8,18 @@
 //! Nothing here is needed to build: the driver library, NVRTC and cuBLAS are found at run
 //! time, and a machine without them gets `Error::BackendUnavailable` with the reason (see
 //! `docs/cuda.md` for building and testing without a GPU).
+//!
+//! Layout (the same shape as the wgpu backend's):
+//! - [`codegen`]: pure source generation (imports only core and std): one file per op family,
+//!   the static CUDA C in `codegen/cuda/*.cuh`, and the process-wide kernel memo.
+//! - `ops/`: launching, one file per op family: plan sizes, allocate, launch on the stream
+//!   (`ops/matmul.rs` also chooses between cuBLAS and the own kernel).
+//! - `device.rs` (open, launch, core's typed `BackendDevice`), `buffer.rs` (device memory
+//!   that knows its device), `context.rs` (context, stream, stream-ordered memory),
+//!   [`errors`] (driver codes as typed errors).
+//! - `driver.rs`, [`nvrtc`], `cublas.rs`: the libraries, loaded or declared;
+//!   `module_cache.rs`: each device's loaded kernels, keyed by their `KernelKey`.
+//! - `backend.rs`: enumerating and opening devices.
 
 #![warn(missing_docs)]
 

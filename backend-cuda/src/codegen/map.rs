@@ -35,10 +35,10 @@ pub fn plan(program: &Arc<Program>, input_shapes: &[Shape], out: &Shape) -> MapP
     MapPlan { kernel, geometry: layout.words(), access: layout.access }
 }
 
-/// The kernel of `cast(arg0)` from `from` to `to` (Op::Cast shares the map's semantics).
+/// The kernel of `cast(arg0)` from `from` to `to` (Op::Cast shares the map's semantics): the
+/// map of core's [`Program::cast`] over one input read in place.
 pub fn cast_kernel(from: DType, to: DType) -> Kernel {
-    let shape = Shape::from(&[2][..]);
-    source(&MapLayout::new(std::slice::from_ref(&shape), &shape).signature(&Arc::new(Program::cast(from, to))))
+    source(&MapSignature { program: Arc::new(Program::cast(from, to)), access: vec![Access::Same], ndim: 0 })
 }
 
 /// Elements per thread per loop trip: their loads are issued together, so each thread keeps
