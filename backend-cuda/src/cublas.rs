@@ -208,8 +208,9 @@ impl CublasHandle {
     }
 
     /// `C[b] = A[b]·B[b]` (row-major, `[m, k]·[k, n]`, float `dtype`) on the handle's
-    /// stream; `None` for a dtype cuBLAS is not used for. The sizes must [`fits`], and the
-    /// handle's context must be current.
+    /// stream; `None` for a dtype cuBLAS is not used for. `a`, `b` and `c` must be live
+    /// allocations of `batch·m·k`, `batch·k·n` and `batch·m·n` elements of `dtype`, the sizes
+    /// must [`fits`], and the handle's context must be current.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn gemm(
         &self,
@@ -222,69 +223,65 @@ impl CublasHandle {
         n: usize,
         k: usize,
     ) -> Option<Result<(), CublasError>> {
-        let (api, handle) = (self.api, self.raw);
-        let (m, n, k, batch) = (m as c_int, n as c_int, k as c_int, batch as c_int);
-        let (sa, sb, sc) =
-            (m as c_longlong * k as c_longlong, k as c_longlong * n as c_longlong, m as c_longlong * n as c_longlong);
-        // Column-major view: C' (n x m) = B' (n x k) * A' (k x m), leading dimensions n, k, n.
+        let dims = GemmDims { batch, m, n, k };
         let rc = match dtype {
-            DType::F32 => {
-                let (alpha, beta) = (1.0f32, 0.0f32);
-                // SAFETY: a, b, c are live device allocations of batch*m*k, batch*k*n and
-                // batch*m*n f32s; alpha and beta are host scalars (the default pointer mode).
-                unsafe {
-                    (api.sgemm)(
-                        handle,
-                        OP_N,
-                        OP_N,
-                        n,
-                        m,
-                        k,
-                        &alpha,
-                        b as usize as *const f32,
-                        n,
-                        sb,
-                        a as usize as *const f32,
-                        k,
-                        sa,
-                        &beta,
-                        c as usize as *mut f32,
-                        n,
-                        sc,
-                        batch,
-                    )
-                }
-            }
-            DType::F64 => {
-                let (alpha, beta) = (1.0f64, 0.0f64);
-                // SAFETY: as above, with f64 elements.
-                unsafe {
-                    (api.dgemm)(
-                        handle,
-                        OP_N,
-                        OP_N,
-                        n,
-                        m,
-                        k,
-                        &alpha,
-                        b as usize as *const f64,
-                        n,
-                        sb,
-                        a as usize as *const f64,
-                        k,
-                        sa,
-                        &beta,
-                        c as usize as *mut f64,
-                        n,
-                        sc,
-                        batch,
-                    )
-                }
-            }
+            DType::F32 => self.strided_batched(self.api.sgemm, 1.0f32, 0.0, [a, b, c], dims),
+            DType::F64 => self.strided_batched(self.api.dgemm, 1.0f64, 0.0, [a, b, c], dims),
             DType::I32 | DType::U32 => return None,
         };
         Some(check(rc, "cuBLAS gemm"))
     }
+
+    /// One `cublas?gemmStridedBatched` call of `gemm` over elements of `T` (with the
+    /// preconditions of [`CublasHandle::gemm`]); returns its status.
+    fn strided_batched<T>(
+        &self,
+        gemm: GemmBatched<T>,
+        one: T,
+        zero: T,
+        [a, b, c]: [DevPtr; 3],
+        GemmDims { batch, m, n, k }: GemmDims,
+    ) -> c_int {
+        let (m, n, k, batch) = (m as c_int, n as c_int, k as c_int, batch as c_int);
+        let (sa, sb, sc) =
+            (m as c_longlong * k as c_longlong, k as c_longlong * n as c_longlong, m as c_longlong * n as c_longlong);
+        // Column-major view: C' (n x m) = B' (n x k) * A' (k x m), leading dimensions n, k, n.
+        // SAFETY: `gemm` is the entry point for `T` (the caller pairs sgemm with f32 and dgemm
+        // with f64); a, b, c are live device allocations of batch*m*k, batch*k*n and batch*m*n
+        // `T`s in the handle's (current) context; `one` and `zero` are host scalars, alive for
+        // the call (the default pointer mode).
+        unsafe {
+            gemm(
+                self.raw,
+                OP_N,
+                OP_N,
+                n,
+                m,
+                k,
+                &one,
+                b as usize as *const T,
+                n,
+                sb,
+                a as usize as *const T,
+                k,
+                sa,
+                &zero,
+                c as usize as *mut T,
+                n,
+                sc,
+                batch,
+            )
+        }
+    }
+}
+
+/// The sizes of a batched GEMM.
+#[derive(Copy, Clone, Debug)]
+struct GemmDims {
+    batch: usize,
+    m: usize,
+    n: usize,
+    k: usize,
 }
 
 #[cfg(test)]
