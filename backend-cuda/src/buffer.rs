@@ -5,9 +5,9 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use polycompute_core::{DType, DeviceBuffer};
+use polycompute_core::{BackendBuffer, DType, DeviceBuffer, DeviceToken};
 
-use crate::device::Ctx;
+use crate::context::Ctx;
 use crate::driver::DevPtr;
 
 /// A CUDA buffer of `len` elements of `dtype`.
@@ -16,6 +16,8 @@ pub struct CudaBuffer {
     pub(crate) dtype: DType,
     pub(crate) len: usize,
     pub(crate) ctx: Arc<Ctx>,
+    /// The device instance that made it.
+    pub(crate) owner: DeviceToken,
 }
 
 impl CudaBuffer {
@@ -40,6 +42,12 @@ impl DeviceBuffer for CudaBuffer {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+impl BackendBuffer for CudaBuffer {
+    fn owner(&self) -> DeviceToken {
+        self.owner
     }
 }
 

@@ -1,13 +1,14 @@
-//! cuBLAS, loaded at run time: GEMM on the device's own stream. Row-major `C = A·B` is the
-//! column-major `Cᵀ = Bᵀ·Aᵀ`, so the operands are passed swapped and nothing is transposed.
+//! cuBLAS, loaded at run time, and the one call this crate makes of it: strided batched GEMM
+//! on a handle bound to a stream. Row-major `C = A·B` is the column-major `Cᵀ = Bᵀ·Aᵀ`, so
+//! the operands are passed swapped and nothing is transposed. Which matmul runs (this or the
+//! own kernel) is decided in `ops/matmul.rs`.
 
 use std::ffi::{c_int, c_longlong};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use polycompute_core::{DType, Error, Result};
+use polycompute_core::DType;
 
-use crate::device::CudaDevice;
 use crate::driver::{DevPtr, Handle};
 
 /// The environment variable naming the cuBLAS library to load (a path to `libcublas.so.*`).
@@ -114,6 +115,70 @@ fn load() -> Result<Api, String> {
     Err(format!("libcublas not found ({})", errors.join("; ")))
 }
 
+/// `cublasStatus_t` values this crate names (the rest are reported by number).
+mod status {
+    use std::ffi::c_int;
+
+    pub(super) const SUCCESS: c_int = 0;
+    pub(super) const NOT_INITIALIZED: c_int = 1;
+    pub(super) const ALLOC_FAILED: c_int = 3;
+    pub(super) const INVALID_VALUE: c_int = 7;
+    pub(super) const ARCH_MISMATCH: c_int = 8;
+    pub(super) const MAPPING_ERROR: c_int = 11;
+    pub(super) const EXECUTION_FAILED: c_int = 13;
+    pub(super) const INTERNAL_ERROR: c_int = 14;
+    pub(super) const NOT_SUPPORTED: c_int = 15;
+    pub(super) const LICENSE_ERROR: c_int = 16;
+}
+
+/// `CUBLAS_OP_N`: the operand as stored (no transposition).
+const OP_N: c_int = 0;
+
+/// A failed cuBLAS call: which call, and the `cublasStatus_t` it returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CublasError {
+    /// The call that failed.
+    pub(crate) call: &'static str,
+    /// Its status.
+    pub(crate) status: c_int,
+}
+
+impl std::fmt::Display for CublasError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} failed with {} ({})", self.call, status_name(self.status), self.status)
+    }
+}
+
+/// cuBLAS's name for a status (`CUBLAS_STATUS_EXECUTION_FAILED`).
+fn status_name(rc: c_int) -> &'static str {
+    match rc {
+        status::SUCCESS => "CUBLAS_STATUS_SUCCESS",
+        status::NOT_INITIALIZED => "CUBLAS_STATUS_NOT_INITIALIZED",
+        status::ALLOC_FAILED => "CUBLAS_STATUS_ALLOC_FAILED",
+        status::INVALID_VALUE => "CUBLAS_STATUS_INVALID_VALUE",
+        status::ARCH_MISMATCH => "CUBLAS_STATUS_ARCH_MISMATCH",
+        status::MAPPING_ERROR => "CUBLAS_STATUS_MAPPING_ERROR",
+        status::EXECUTION_FAILED => "CUBLAS_STATUS_EXECUTION_FAILED",
+        status::INTERNAL_ERROR => "CUBLAS_STATUS_INTERNAL_ERROR",
+        status::NOT_SUPPORTED => "CUBLAS_STATUS_NOT_SUPPORTED",
+        status::LICENSE_ERROR => "CUBLAS_STATUS_LICENSE_ERROR",
+        _ => "an unknown cuBLAS status",
+    }
+}
+
+fn check(rc: c_int, call: &'static str) -> Result<(), CublasError> {
+    if rc == status::SUCCESS {
+        Ok(())
+    } else {
+        Err(CublasError { call, status: rc })
+    }
+}
+
+/// True when the sizes fit cuBLAS's `int` dimensions.
+pub(crate) fn fits(batch: usize, m: usize, n: usize, k: usize) -> bool {
+    [batch, m, n, k].iter().all(|&x| x <= i32::MAX as usize)
+}
+
 /// A cuBLAS handle bound to one device's context and stream.
 pub(crate) struct CublasHandle {
     raw: Handle,
@@ -130,110 +195,104 @@ impl Drop for CublasHandle {
     }
 }
 
-/// True when the sizes fit cuBLAS's `int` dimensions.
-pub(crate) fn fits(batch: usize, m: usize, n: usize, k: usize) -> bool {
-    [batch, m, n, k].iter().all(|&x| x <= i32::MAX as usize)
-}
-
-fn status(rc: c_int, dev: &CudaDevice, what: &str) -> Result<()> {
-    if rc == 0 {
-        return Ok(());
+impl CublasHandle {
+    /// A handle in the current context whose work goes to `stream` (which must outlive it).
+    pub(crate) fn new(api: &'static Api, stream: Handle) -> Result<CublasHandle, CublasError> {
+        let mut raw: Handle = std::ptr::null_mut();
+        // SAFETY: creates a handle in the current context.
+        check(unsafe { (api.create)(&mut raw) }, "cublasCreate")?;
+        let handle = CublasHandle { raw, api };
+        // SAFETY: binds the live handle to a stream of the same context.
+        check(unsafe { (api.set_stream)(handle.raw, stream) }, "cublasSetStream")?;
+        Ok(handle)
     }
-    Err(Error::Backend { device: dev.id().into(), message: format!("{what} failed with cuBLAS status {rc}") })
+
+    /// `C[b] = A[b]·B[b]` (row-major, `[m, k]·[k, n]`, float `dtype`) on the handle's
+    /// stream; `None` for a dtype cuBLAS is not used for. `a`, `b` and `c` must be live
+    /// allocations of `batch·m·k`, `batch·k·n` and `batch·m·n` elements of `dtype`, the sizes
+    /// must [`fits`], and the handle's context must be current.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn gemm(
+        &self,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        c: DevPtr,
+        batch: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Option<Result<(), CublasError>> {
+        let dims = GemmDims { batch, m, n, k };
+        let rc = match dtype {
+            DType::F32 => self.strided_batched(self.api.sgemm, 1.0f32, 0.0, [a, b, c], dims),
+            DType::F64 => self.strided_batched(self.api.dgemm, 1.0f64, 0.0, [a, b, c], dims),
+            DType::I32 | DType::U32 => return None,
+        };
+        Some(check(rc, "cuBLAS gemm"))
+    }
+
+    /// One `cublas?gemmStridedBatched` call of `gemm` over elements of `T` (with the
+    /// preconditions of [`CublasHandle::gemm`]); returns its status.
+    fn strided_batched<T>(
+        &self,
+        gemm: GemmBatched<T>,
+        one: T,
+        zero: T,
+        [a, b, c]: [DevPtr; 3],
+        GemmDims { batch, m, n, k }: GemmDims,
+    ) -> c_int {
+        let (m, n, k, batch) = (m as c_int, n as c_int, k as c_int, batch as c_int);
+        let (sa, sb, sc) =
+            (m as c_longlong * k as c_longlong, k as c_longlong * n as c_longlong, m as c_longlong * n as c_longlong);
+        // Column-major view: C' (n x m) = B' (n x k) * A' (k x m), leading dimensions n, k, n.
+        // SAFETY: `gemm` is the entry point for `T` (the caller pairs sgemm with f32 and dgemm
+        // with f64); a, b, c are live device allocations of batch*m*k, batch*k*n and batch*m*n
+        // `T`s in the handle's (current) context; `one` and `zero` are host scalars, alive for
+        // the call (the default pointer mode).
+        unsafe {
+            gemm(
+                self.raw,
+                OP_N,
+                OP_N,
+                n,
+                m,
+                k,
+                &one,
+                b as usize as *const T,
+                n,
+                sb,
+                a as usize as *const T,
+                k,
+                sa,
+                &zero,
+                c as usize as *mut T,
+                n,
+                sc,
+                batch,
+            )
+        }
+    }
 }
 
-/// `C[b] = A[b]·B[b]` (row-major, `[m, k]·[k, n]`) on the device's stream. The device's
-/// context must be current.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn gemm(
-    dev: &CudaDevice,
-    dtype: DType,
-    a: DevPtr,
-    b: DevPtr,
-    c: DevPtr,
+/// The sizes of a batched GEMM.
+#[derive(Copy, Clone, Debug)]
+struct GemmDims {
     batch: usize,
     m: usize,
     n: usize,
     k: usize,
-) -> Result<()> {
-    let api = api().map_err(|reason| Error::Unsupported {
-        op: format!("cuBLAS matmul ({reason})"),
-        dtype,
-        device: dev.id().into(),
-    })?;
-    let mut guard = dev.cublas.lock().unwrap_or_else(|p| p.into_inner());
-    if guard.is_none() {
-        let mut raw: Handle = std::ptr::null_mut();
-        // SAFETY: creates a handle in the current context.
-        status(unsafe { (api.create)(&mut raw) }, dev, "cublasCreate")?;
-        let handle = CublasHandle { raw, api };
-        // SAFETY: binds the handle to the device's stream, which outlives it.
-        status(unsafe { (api.set_stream)(handle.raw, dev.ctx.stream()) }, dev, "cublasSetStream")?;
-        *guard = Some(handle);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_reported_by_name() {
+        let e = CublasError { call: "cuBLAS gemm", status: 13 };
+        assert_eq!(e.to_string(), "cuBLAS gemm failed with CUBLAS_STATUS_EXECUTION_FAILED (13)");
+        assert!(check(0, "x").is_ok());
+        assert_eq!(status_name(99), "an unknown cuBLAS status");
     }
-    let Some(handle) = guard.as_ref() else {
-        return Err(Error::Backend { device: dev.id().into(), message: "cuBLAS handle missing".into() });
-    };
-    let (m, n, k, batch) = (m as c_int, n as c_int, k as c_int, batch as c_int);
-    let (sa, sb, sc) =
-        (m as c_longlong * k as c_longlong, k as c_longlong * n as c_longlong, m as c_longlong * n as c_longlong);
-    const OP_N: c_int = 0;
-    // Column-major view: C' (n x m) = B' (n x k) * A' (k x m), leading dimensions n, k, n.
-    let rc = match dtype {
-        DType::F32 => {
-            let (alpha, beta) = (1.0f32, 0.0f32);
-            // SAFETY: a, b, c are live device allocations of batch*m*k, batch*k*n and
-            // batch*m*n f32s; alpha and beta are host scalars (the default pointer mode).
-            unsafe {
-                (api.sgemm)(
-                    handle.raw,
-                    OP_N,
-                    OP_N,
-                    n,
-                    m,
-                    k,
-                    &alpha,
-                    b as usize as *const f32,
-                    n,
-                    sb,
-                    a as usize as *const f32,
-                    k,
-                    sa,
-                    &beta,
-                    c as usize as *mut f32,
-                    n,
-                    sc,
-                    batch,
-                )
-            }
-        }
-        DType::F64 => {
-            let (alpha, beta) = (1.0f64, 0.0f64);
-            // SAFETY: as above, with f64 elements.
-            unsafe {
-                (api.dgemm)(
-                    handle.raw,
-                    OP_N,
-                    OP_N,
-                    n,
-                    m,
-                    k,
-                    &alpha,
-                    b as usize as *const f64,
-                    n,
-                    sb,
-                    a as usize as *const f64,
-                    k,
-                    sa,
-                    &beta,
-                    c as usize as *mut f64,
-                    n,
-                    sc,
-                    batch,
-                )
-            }
-        }
-        _ => return Err(Error::Unsupported { op: "matmul".into(), dtype, device: dev.id().into() }),
-    };
-    status(rc, dev, "cuBLAS gemm")
 }

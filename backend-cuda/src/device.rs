@@ -1,5 +1,8 @@
-//! One open CUDA device: its primary context (made current on whichever thread calls), its
-//! stream, memory, loaded kernels and launches.
+//! One open CUDA device: opening it (its primary context, made current on whichever thread
+//! calls, and its stream), buffers, launches of generated kernels, and core's typed
+//! `BackendDevice` entry points (upload, download, execute, synchronize). Core's blanket
+//! `DeviceBackend` implementation checks every buffer's owner, dtype and length and the op
+//! before any of them runs.
 
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
@@ -7,99 +10,16 @@ use std::sync::{Arc, Mutex};
 
 use cust::context::{Context, CurrentContext};
 use cust::stream::{Stream, StreamFlags};
-use polycompute_core::backend::downcast_buffer;
-use polycompute_core::{BufferRef, DType, DeviceBackend, DeviceInfo, HostSlice, HostVec, Op, Result};
+use polycompute_core::{BackendDevice, DType, DeviceInfo, DeviceToken, HostSlice, HostVec, Op, Result};
 
 use crate::buffer::CudaBuffer;
 use crate::codegen::Kernel;
+use crate::context::Ctx;
 use crate::cublas::CublasHandle;
 use crate::driver::{self, DevPtr, Handle};
-use crate::errors::{check, check_alloc, from_cust, is_sticky};
+use crate::errors::code::SUCCESS;
+use crate::errors::{check, from_cust, is_sticky};
 use crate::module_cache::ModuleCache;
-
-/// A device's context and stream, shared by the device and every buffer on it, so memory can
-/// be freed (on the stream) whichever thread drops the last handle.
-pub(crate) struct Ctx {
-    pub(crate) id: String,
-    stream: ManuallyDrop<Stream>,
-    context: ManuallyDrop<Context>,
-    /// Whether the device supports stream-ordered allocation (cuMemAllocAsync).
-    async_alloc: bool,
-}
-
-impl Ctx {
-    /// Makes the context current on the calling thread.
-    pub(crate) fn make_current(&self) -> Result<()> {
-        CurrentContext::set_current(&*self.context).map_err(|e| from_cust(e, &self.id, "making the context current"))
-    }
-
-    /// The raw stream.
-    pub(crate) fn stream(&self) -> Handle {
-        self.stream.as_inner().cast()
-    }
-
-    /// Allocates `bytes` (0 gives the null pointer). The context must be current.
-    pub(crate) fn alloc(&self, bytes: usize) -> Result<DevPtr> {
-        if bytes == 0 {
-            return Ok(0);
-        }
-        let mut ptr: DevPtr = 0;
-        // SAFETY: writes one device pointer; the stream belongs to the current context.
-        let rc = unsafe {
-            if self.async_alloc {
-                driver::cuMemAllocAsync(&mut ptr, bytes, self.stream())
-            } else {
-                driver::cuMemAlloc_v2(&mut ptr, bytes)
-            }
-        };
-        check_alloc(rc, &self.id, bytes)?;
-        Ok(ptr)
-    }
-
-    /// Frees an allocation after all work queued so far (errors can only be logged here).
-    pub(crate) fn free(&self, ptr: DevPtr) {
-        if ptr == 0 {
-            return;
-        }
-        if self.make_current().is_err() {
-            return;
-        }
-        // SAFETY: `ptr` came from `alloc` on this context and is freed once; stream-ordered
-        // frees run after the kernels queued before them, synchronous ones after a stream sync.
-        let rc = unsafe {
-            if self.async_alloc {
-                driver::cuMemFreeAsync(ptr, self.stream())
-            } else {
-                let rc = driver::cuStreamSynchronize(self.stream());
-                if rc == driver::SUCCESS {
-                    driver::cuMemFree_v2(ptr)
-                } else {
-                    rc
-                }
-            }
-        };
-        if rc != driver::SUCCESS {
-            tracing::warn!(device = %self.id, code = rc, "freeing device memory failed: {}", driver::error_name(rc));
-        }
-    }
-
-    /// Waits for the stream.
-    pub(crate) fn sync(&self) -> Result<()> {
-        // SAFETY: the stream is alive for as long as `self`.
-        check(unsafe { driver::cuStreamSynchronize(self.stream()) }, &self.id, "synchronizing")
-    }
-}
-
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        let _ = self.make_current();
-        // SAFETY: dropped once, stream before the context it belongs to.
-        unsafe {
-            ManuallyDrop::drop(&mut self.stream);
-            ManuallyDrop::drop(&mut self.context);
-        }
-    }
-}
 
 /// Kernel parameters, each stored in its own 8-byte-aligned slot that lives until the launch.
 #[derive(Default)]
@@ -135,6 +55,8 @@ impl Params {
 /// An open CUDA device.
 pub struct CudaDevice {
     info: DeviceInfo,
+    /// This instance's identity, carried by every buffer it makes.
+    token: DeviceToken,
     pub(crate) ctx: Arc<Ctx>,
     /// `sm_XX` as a number (90 for compute capability 9.0).
     pub(crate) arch: u32,
@@ -173,7 +95,7 @@ impl CudaDevice {
         let mut pools = 0;
         // SAFETY: writes one int for a valid device.
         let rc = unsafe { driver::cuDeviceGetAttribute(&mut pools, driver::ATTR_MEMORY_POOLS_SUPPORTED, raw) };
-        let async_alloc = rc == driver::SUCCESS && pools != 0;
+        let async_alloc = rc == SUCCESS && pools != 0;
         if async_alloc {
             // Keep freed memory in the pool instead of returning it to the OS at each sync:
             // repeated ops of the same size then allocate in O(1).
@@ -181,7 +103,7 @@ impl CudaDevice {
             let mut threshold = u64::MAX;
             // SAFETY: the default pool of a valid device; the attribute takes a u64.
             unsafe {
-                if driver::cuDeviceGetDefaultMemPool(&mut pool, raw) == driver::SUCCESS {
+                if driver::cuDeviceGetDefaultMemPool(&mut pool, raw) == SUCCESS {
                     driver::cuMemPoolSetAttribute(
                         pool,
                         driver::MEMPOOL_ATTR_RELEASE_THRESHOLD,
@@ -190,10 +112,10 @@ impl CudaDevice {
                 }
             }
         }
-        let ctx =
-            Arc::new(Ctx { id, stream: ManuallyDrop::new(stream), context: ManuallyDrop::new(context), async_alloc });
+        let ctx = Arc::new(Ctx::new(id, context, stream, async_alloc));
         Ok(CudaDevice {
             info,
+            token: DeviceToken::fresh(),
             ctx,
             arch,
             sms,
@@ -210,14 +132,14 @@ impl CudaDevice {
     /// A new uninitialised buffer. The context must be current.
     pub(crate) fn new_buffer(&self, dtype: DType, len: usize) -> Result<CudaBuffer> {
         let ptr = self.ctx.alloc(len * dtype.size_bytes())?;
-        Ok(CudaBuffer { ptr, dtype, len, ctx: self.ctx.clone() })
+        Ok(CudaBuffer { ptr, dtype, len, ctx: self.ctx.clone(), owner: self.token })
     }
 
-    /// Launches `kernel` (from [`crate::codegen::cached`]) on the device's stream. The context
-    /// must be current.
+    /// Launches `kernel` on the device's stream, loading it the first time (the module cache
+    /// keys on [`Kernel::key`]). The context must be current.
     pub(crate) fn launch(
         &self,
-        kernel: &Arc<Kernel>,
+        kernel: &Kernel,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         params: &mut Params,
@@ -273,12 +195,18 @@ impl Drop for CudaDevice {
     }
 }
 
-impl DeviceBackend for CudaDevice {
+impl BackendDevice for CudaDevice {
+    type Buffer = CudaBuffer;
+
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
 
-    fn upload(&self, data: HostSlice<'_>) -> Result<BufferRef> {
+    fn token(&self) -> DeviceToken {
+        self.token
+    }
+
+    fn upload(&self, data: HostSlice<'_>) -> Result<CudaBuffer> {
         self.ctx.make_current()?;
         let buf = self.new_buffer(data.dtype(), data.len())?;
         let src: *const c_void = match data {
@@ -293,11 +221,10 @@ impl DeviceBackend for CudaDevice {
             let rc = unsafe { driver::cuMemcpyHtoDAsync_v2(buf.ptr, src, buf.bytes(), self.ctx.stream()) };
             check(rc, self.id(), "uploading")?;
         }
-        Ok(Arc::new(buf))
+        Ok(buf)
     }
 
-    fn download(&self, buffer: &BufferRef) -> Result<HostVec> {
-        let buf = downcast_buffer::<CudaBuffer>(buffer, &self.info)?;
+    fn download(&self, buf: &CudaBuffer) -> Result<HostVec> {
         self.ctx.make_current()?;
         let n = buf.len;
         let mut host = match buf.dtype {
@@ -322,11 +249,9 @@ impl DeviceBackend for CudaDevice {
         Ok(host)
     }
 
-    fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
+    fn execute(&self, op: &Op, inputs: &[&CudaBuffer]) -> Result<CudaBuffer> {
         self.ctx.make_current()?;
-        let inputs: Vec<&CudaBuffer> =
-            inputs.iter().map(|b| downcast_buffer::<CudaBuffer>(b, &self.info)).collect::<Result<_>>()?;
-        Ok(Arc::new(crate::exec::execute(self, op, &inputs)?))
+        crate::ops::execute(self, op, inputs)
     }
 
     fn synchronize(&self) -> Result<()> {

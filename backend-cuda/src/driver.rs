@@ -6,17 +6,13 @@
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::sync::OnceLock;
 
+use crate::errors::code::{NO_DEVICE, STUB_LIBRARY, SUCCESS};
+
 /// A device pointer.
 pub(crate) type DevPtr = u64;
 /// An opaque driver handle (stream, function, pool).
 pub(crate) type Handle = *mut c_void;
 
-/// `CUDA_SUCCESS`.
-pub(crate) const SUCCESS: i32 = 0;
-/// `CUDA_ERROR_NO_DEVICE`.
-const NO_DEVICE: i32 = 100;
-/// `CUDA_ERROR_STUB_LIBRARY`: the library is a link stub, not a driver.
-const STUB_LIBRARY: i32 = 34;
 /// `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`.
 pub(crate) const ATTR_MEMORY_POOLS_SUPPORTED: c_int = 115;
 /// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`.

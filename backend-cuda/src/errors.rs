@@ -4,21 +4,59 @@
 
 use polycompute_core::Error;
 
-use crate::driver::{error_name, SUCCESS};
+use crate::driver::error_name;
 
-/// `CUDA_ERROR_OUT_OF_MEMORY`.
-const OUT_OF_MEMORY: i32 = 2;
+/// The `CUresult` values this crate tells apart, by their driver names.
+pub(crate) mod code {
+    /// `CUDA_SUCCESS`.
+    pub(crate) const SUCCESS: i32 = 0;
+    /// `CUDA_ERROR_OUT_OF_MEMORY`.
+    pub(crate) const OUT_OF_MEMORY: i32 = 2;
+    /// `CUDA_ERROR_STUB_LIBRARY`: the library is a link stub, not a driver.
+    pub(crate) const STUB_LIBRARY: i32 = 34;
+    /// `CUDA_ERROR_NO_DEVICE`.
+    pub(crate) const NO_DEVICE: i32 = 100;
+    /// `CUDA_ERROR_ILLEGAL_ADDRESS`.
+    pub(crate) const ILLEGAL_ADDRESS: i32 = 700;
+    /// `CUDA_ERROR_LAUNCH_TIMEOUT`.
+    pub(crate) const LAUNCH_TIMEOUT: i32 = 702;
+    /// `CUDA_ERROR_ASSERT` (a device-side assert).
+    pub(crate) const ASSERT: i32 = 710;
+    /// `CUDA_ERROR_HARDWARE_STACK_ERROR`.
+    pub(crate) const HARDWARE_STACK_ERROR: i32 = 714;
+    /// `CUDA_ERROR_ILLEGAL_INSTRUCTION`.
+    pub(crate) const ILLEGAL_INSTRUCTION: i32 = 715;
+    /// `CUDA_ERROR_MISALIGNED_ADDRESS`.
+    pub(crate) const MISALIGNED_ADDRESS: i32 = 716;
+    /// `CUDA_ERROR_INVALID_ADDRESS_SPACE`.
+    pub(crate) const INVALID_ADDRESS_SPACE: i32 = 717;
+    /// `CUDA_ERROR_INVALID_PC`.
+    pub(crate) const INVALID_PC: i32 = 718;
+    /// `CUDA_ERROR_LAUNCH_FAILED`.
+    pub(crate) const LAUNCH_FAILED: i32 = 719;
+}
 
-/// True for the codes after which the context is unusable: 700 (illegal address), 702
-/// (launch timeout), 710 (device-side assert), 714–719 (hardware stack error, illegal
-/// instruction, misaligned address, invalid address space, invalid PC, launch failure).
+/// True for the codes after which the context is unusable: an illegal address, a launch
+/// timeout, a device-side assert, a hardware stack error, an illegal instruction, a
+/// misaligned address, an invalid address space, an invalid PC, a failed launch.
 pub fn is_sticky(code: i32) -> bool {
-    matches!(code, 700 | 702 | 710 | 714..=719)
+    matches!(
+        code,
+        code::ILLEGAL_ADDRESS
+            | code::LAUNCH_TIMEOUT
+            | code::ASSERT
+            | code::HARDWARE_STACK_ERROR
+            | code::ILLEGAL_INSTRUCTION
+            | code::MISALIGNED_ADDRESS
+            | code::INVALID_ADDRESS_SPACE
+            | code::INVALID_PC
+            | code::LAUNCH_FAILED
+    )
 }
 
 /// Turns a driver result into `Ok` or the typed error; `what` says which call failed.
 pub(crate) fn check(code: i32, device: &str, what: &str) -> Result<(), Error> {
-    if code == SUCCESS {
+    if code == code::SUCCESS {
         Ok(())
     } else {
         Err(fault(code, device, what))
@@ -37,7 +75,7 @@ pub(crate) fn fault(code: i32, device: &str, what: &str) -> Error {
 
 /// Like [`check`], but out-of-memory becomes [`Error::OutOfMemory`] for `bytes`.
 pub(crate) fn check_alloc(code: i32, device: &str, bytes: usize) -> Result<(), Error> {
-    if code == OUT_OF_MEMORY {
+    if code == code::OUT_OF_MEMORY {
         return Err(Error::OutOfMemory { device: device.to_string(), bytes: bytes as u64 });
     }
     check(code, device, "allocation")

@@ -1,5 +1,6 @@
-//! Loaded kernels of one device, keyed by their source: each distinct kernel is compiled
-//! (NVRTC caches per source and architecture across devices) and loaded once per context.
+//! Loaded kernels of one device, keyed by the [`KernelKey`] they were generated for (for a
+//! map, core's `MapSignature`): each distinct kernel is compiled (NVRTC caches per source and
+//! architecture across devices) and loaded once per context.
 
 use std::collections::HashMap;
 use std::ffi::CStr;
@@ -8,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use cust::module::Module;
 use polycompute_core::{Error, Result};
 
-use crate::codegen::Kernel;
+use crate::codegen::{Kernel, KernelKey};
 use crate::driver::Handle;
 use crate::errors::from_cust;
 use crate::nvrtc::{Image, Nvrtc};
@@ -29,15 +30,14 @@ unsafe impl Sync for Loaded {}
 /// One device's loaded kernels.
 #[derive(Default)]
 pub(crate) struct ModuleCache {
-    loaded: Mutex<HashMap<usize, Arc<Loaded>>>,
+    loaded: Mutex<HashMap<KernelKey, Arc<Loaded>>>,
 }
 
 impl ModuleCache {
     /// The loaded kernel, compiling and loading it on first use. The device's context must be
     /// current on this thread.
-    pub(crate) fn get(&self, kernel: &Arc<Kernel>, arch: u32, device: &str) -> Result<Arc<Loaded>> {
-        let key = Arc::as_ptr(kernel) as usize;
-        if let Some(l) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+    pub(crate) fn get(&self, kernel: &Kernel, arch: u32, device: &str) -> Result<Arc<Loaded>> {
+        if let Some(l) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(&kernel.key) {
             return Ok(l.clone());
         }
         let nvrtc = Nvrtc::get()
@@ -64,7 +64,7 @@ impl ModuleCache {
             .map_err(|e| from_cust(e, device, "finding a kernel's entry point"))?
             .to_raw();
         let loaded = Arc::new(Loaded { _module: module, function: function.cast() });
-        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).insert(key, loaded.clone());
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).insert(kernel.key.clone(), loaded.clone());
         Ok(loaded)
     }
 }

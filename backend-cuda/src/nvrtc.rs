@@ -14,6 +14,9 @@ pub const NVRTC_ENV: &str = "POLYCOMPUTE_NVRTC_LIB";
 
 type Program = *mut c_void;
 
+/// `NVRTC_SUCCESS`; any other `nvrtcResult` is reported through `nvrtcGetErrorString`.
+const NVRTC_SUCCESS: c_int = 0;
+
 /// The NVRTC entry points this crate uses.
 struct Api {
     create: unsafe extern "C" fn(
@@ -162,13 +165,13 @@ impl Nvrtc {
         // SAFETY: NVRTC copies the source; prog receives a handle we destroy below.
         let rc =
             unsafe { (self.api.create)(&mut prog, src.as_ptr(), name.as_ptr(), 0, std::ptr::null(), std::ptr::null()) };
-        if rc != 0 {
+        if rc != NVRTC_SUCCESS {
             return Err(err(format!("nvrtcCreateProgram: {}", self.error_string(rc))));
         }
         let guard = ProgramGuard { api: &self.api, prog };
         // SAFETY: options are valid C strings alive for the call.
         let rc = unsafe { (self.api.compile)(guard.prog, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
-        if rc != 0 {
+        if rc != NVRTC_SUCCESS {
             let log = self.program_log(guard.prog);
             return Err(err(format!(
                 "nvrtcCompileProgram: {} ({})\n{log}",
@@ -181,13 +184,13 @@ impl Nvrtc {
         let mut size = 0usize;
         // SAFETY: writes one size_t.
         let rc = unsafe { size_fn(guard.prog, &mut size) };
-        if rc != 0 {
+        if rc != NVRTC_SUCCESS {
             return Err(err(format!("getting the compiled size: {}", self.error_string(rc))));
         }
         let mut bytes = vec![0u8; size];
         // SAFETY: the buffer holds the `size` bytes NVRTC said it would write.
         let rc = unsafe { get_fn(guard.prog, bytes.as_mut_ptr().cast()) };
-        if rc != 0 {
+        if rc != NVRTC_SUCCESS {
             return Err(err(format!("getting the compiled code: {}", self.error_string(rc))));
         }
         let log = if verbose { self.program_log(guard.prog) } else { String::new() };
@@ -197,12 +200,12 @@ impl Nvrtc {
     fn program_log(&self, prog: Program) -> String {
         let mut size = 0usize;
         // SAFETY: writes one size_t.
-        if unsafe { (self.api.log_size)(prog, &mut size) } != 0 || size == 0 {
+        if unsafe { (self.api.log_size)(prog, &mut size) } != NVRTC_SUCCESS || size == 0 {
             return String::new();
         }
         let mut buf = vec![0u8; size];
         // SAFETY: the buffer holds the `size` bytes (log and NUL) NVRTC said it would write.
-        if unsafe { (self.api.log)(prog, buf.as_mut_ptr().cast()) } != 0 {
+        if unsafe { (self.api.log)(prog, buf.as_mut_ptr().cast()) } != NVRTC_SUCCESS {
             return String::new();
         }
         String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string()
@@ -307,12 +310,12 @@ fn supported_archs(lib: &libloading::Library) -> Vec<u32> {
     };
     let mut n: c_int = 0;
     // SAFETY: writes one int.
-    if unsafe { count_fn(&mut n) } != 0 || n <= 0 {
+    if unsafe { count_fn(&mut n) } != NVRTC_SUCCESS || n <= 0 {
         return Vec::new();
     }
     let mut archs = vec![0 as c_int; n as usize];
     // SAFETY: the buffer has room for the `n` ints NVRTC reported.
-    if unsafe { list_fn(archs.as_mut_ptr()) } != 0 {
+    if unsafe { list_fn(archs.as_mut_ptr()) } != NVRTC_SUCCESS {
         return Vec::new();
     }
     archs.into_iter().filter_map(|a| u32::try_from(a).ok()).collect()

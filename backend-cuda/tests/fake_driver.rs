@@ -1,144 +1,20 @@
-//! Drives the backend against a fake `libcuda.so.1` (and a fake NVRTC) built here with the C
-//! compiler: proves, without a GPU, that the link stub forwards every call to the driver found
-//! at run time (arguments in registers and on the stack, results back), that device
-//! enumeration, open (which resets a primary context poisoned by an earlier fault), upload and
-//! download go through it, and that a faulting launch becomes a sticky `DeviceFault`. The checks run in a child process, because the loader reads
-//! `LD_LIBRARY_PATH` only at start-up.
+//! Drives the backend against a fake `libcuda.so.1` (and a fake NVRTC, see `fake/mod.rs`):
+//! proves, without a GPU, that the link stub forwards every call to the driver found at run
+//! time (arguments in registers and on the stack, results back), that device enumeration,
+//! open (which resets a primary context poisoned by an earlier fault), upload and download go
+//! through it, and that a faulting launch becomes a sticky `DeviceFault`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-const CHILD_ENV: &str = "POLYCOMPUTE_FAKE_DRIVER_CHILD";
-
-/// A driver with one device ("Fake GPU", sm_90, 132 SMs) whose memory is host memory.
-const FAKE_DRIVER: &str = r#"
-#include <stdlib.h>
-#include <string.h>
-typedef unsigned long long u64;
-int cuInit(unsigned f) { return f == 0 ? 0 : 1; }
-int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-int cuGetErrorName(int e, const char **s) { *s = e == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_FAKE"; return 0; }
-int cuGetErrorString(int e, const char **s) { return cuGetErrorName(e, s); }
-int cuDeviceGetCount(int *n) { *n = 1; return 0; }
-int cuDeviceGet(int *d, int ordinal) { if (ordinal != 0) return 101; *d = 0; return 0; }
-int cuDeviceGetName(char *name, int len, int dev) { strncpy(name, "Fake GPU", len); return dev == 0 ? 0 : 101; }
-int cuDeviceTotalMem_v2(size_t *bytes, int dev) { *bytes = (size_t)1 << 30; return dev == 0 ? 0 : 101; }
-int cuDeviceGetAttribute(int *v, int attr, int dev) {
-  switch (attr) { case 75: *v = 9; break; case 76: *v = 0; break; case 16: *v = 132; break; case 115: *v = 1; break; default: *v = 0; }
-  return dev == 0 ? 0 : 101;
-}
-static int ctx_token;
-/* The primary context starts poisoned (as after a sticky fault): open must reset it. */
-static int poisoned = 1;
-int cuCtxSynchronize(void) { return poisoned ? 700 : 0; }
-int cuDevicePrimaryCtxReset_v2(int dev) { poisoned = 0; return dev == 0 ? 0 : 101; }
-int cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = &ctx_token; return dev == 0 ? 0 : 101; }
-int cuDevicePrimaryCtxRelease_v2(int dev) { return dev == 0 ? 0 : 101; }
-int cuCtxSetCurrent(void *ctx) { return ctx == &ctx_token ? 0 : 201; }
-static int stream_token;
-int cuStreamCreateWithPriority(void **s, unsigned flags, int prio) { (void)flags; (void)prio; *s = &stream_token; return 0; }
-int cuStreamDestroy_v2(void *s) { return s == &stream_token ? 0 : 400; }
-int cuStreamSynchronize(void *s) { return s == &stream_token ? 0 : 400; }
-int cuDeviceGetDefaultMemPool(void **p, int dev) { *p = &ctx_token; return dev == 0 ? 0 : 101; }
-int cuMemPoolSetAttribute(void *p, int attr, void *v) { (void)p; (void)attr; (void)v; return 0; }
-int cuMemAllocAsync(u64 *p, size_t n, void *s) { if (poisoned) return 700; *p = (u64)malloc(n); return s == &stream_token ? 0 : 400; }
-int cuMemFreeAsync(u64 p, void *s) { free((void *)p); return s == &stream_token ? 0 : 400; }
-int cuMemcpyHtoDAsync_v2(u64 d, const void *h, size_t n, void *s) { memcpy((void *)d, h, n); return s == &stream_token ? 0 : 400; }
-int cuMemcpyDtoHAsync_v2(void *h, u64 d, size_t n, void *s) { memcpy(h, (void *)d, n); return s == &stream_token ? 0 : 400; }
-int cuMemcpyDtoDAsync_v2(u64 d, u64 src, size_t n, void *s) { memcpy((void *)d, (void *)src, n); return s == &stream_token ? 0 : 400; }
-static int module_token, function_token;
-int cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **v) { (void)img; (void)n; (void)o; (void)v; *m = &module_token; return 0; }
-int cuModuleGetFunction(void **f, void *m, const char *name) { *f = &function_token; return m == &module_token && name ? 0 : 500; }
-int cuModuleUnload(void *m) { return m == &module_token ? 0 : 400; }
-/* Eleven arguments: the last five arrive on the stack. A consistent call "faults" (700). */
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                   unsigned shared, void *stream, void **params, void **extra) {
-  int ok = f == &function_token && gx >= 1 && gy == 1 && gz == 1 && bx == 256 && by == 1 && bz == 1 && shared == 0
-           && stream == &stream_token && params != 0 && params[0] != 0 && extra == 0;
-  return ok ? 700 : 1;
-}
-"#;
-
-/// NVRTC that "compiles" everything to a one-byte CUBIN for sm_90.
-const FAKE_NVRTC: &str = r#"
-#include <stddef.h>
-int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }
-int nvrtcGetNumSupportedArchs(int *n) { *n = 1; return 0; }
-int nvrtcGetSupportedArchs(int *a) { a[0] = 90; return 0; }
-int nvrtcCreateProgram(void **p, const char *src, const char *name, int n, const char *const *h, const char *const *i) {
-  (void)src; (void)name; (void)n; (void)h; (void)i; static int prog; *p = &prog; return 0;
-}
-int nvrtcCompileProgram(void *p, int n, const char *const *o) { (void)p; (void)n; (void)o; return 0; }
-int nvrtcGetProgramLogSize(void *p, size_t *n) { (void)p; *n = 1; return 0; }
-int nvrtcGetProgramLog(void *p, char *log) { (void)p; log[0] = 0; return 0; }
-int nvrtcGetCUBINSize(void *p, size_t *n) { (void)p; *n = 1; return 0; }
-int nvrtcGetCUBIN(void *p, char *c) { (void)p; c[0] = 0x7f; return 0; }
-int nvrtcGetPTXSize(void *p, size_t *n) { (void)p; *n = 1; return 0; }
-int nvrtcGetPTX(void *p, char *c) { (void)p; c[0] = 0; return 0; }
-int nvrtcDestroyProgram(void **p) { *p = 0; return 0; }
-const char *nvrtcGetErrorString(int e) { return e == 0 ? "NVRTC_SUCCESS" : "NVRTC_ERROR"; }
-"#;
-
-fn compile(dir: &Path, name: &str, soname: &str, source: &str) -> Option<PathBuf> {
-    let src = dir.join(format!("{name}.c"));
-    std::fs::write(&src, source).ok()?;
-    let out = dir.join(soname);
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(cc)
-        .args(["-shared", "-fPIC", "-O1", &format!("-Wl,-soname,{soname}"), "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .ok()?;
-    status.success().then_some(out)
-}
+mod fake;
 
 #[test]
 fn calls_reach_the_driver_found_at_run_time() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        return child();
-    }
-    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
-        println!("SKIPPED: the forwarding stub is built for x86-64 Linux only");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("polycompute-fake-driver-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (Some(_driver), Some(nvrtc)) = (
-        compile(&dir, "fake_cuda", "libcuda.so.1", FAKE_DRIVER),
-        compile(&dir, "fake_nvrtc", "libnvrtc-fake.so", FAKE_NVRTC),
-    ) else {
-        println!("SKIPPED: no C compiler to build the fake driver");
-        return;
-    };
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe)
-        .args(["--exact", "calls_reach_the_driver_found_at_run_time", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, "1")
-        .env("LD_LIBRARY_PATH", &dir)
-        .env("POLYCOMPUTE_NVRTC_LIB", &nvrtc)
-        .env_remove("POLYCOMPUTE_CUBLAS_LIB")
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    if text.contains("SKIPPED (real driver)") {
-        println!("SKIPPED: a real driver shadows the fake one");
-        return;
-    }
-    assert!(out.status.success() && text.contains("FAKE DRIVER OK"), "child failed:\n{text}");
+    fake::run_against_fake_driver("calls_reach_the_driver_found_at_run_time", child);
 }
 
 fn child() {
-    use polycompute_core::{registry, BackendKind, DType, Error, Fill, HostSlice, HostVec, Op, Scalar};
-    // Referencing the crate links it, and linking registers the backend.
-    polycompute_cuda::set_matmul_impl(polycompute_cuda::matmul_impl());
-    let backend = registry::backend(BackendKind::Cuda).unwrap();
-    let devices = backend.devices().unwrap_or_else(|e| panic!("devices: {e}"));
-    if devices.len() != 1 || devices[0].name != "Fake GPU" {
-        println!("SKIPPED (real driver): {devices:?}");
-        return;
-    }
+    use polycompute_core::{DType, Error, Fill, HostSlice, HostVec, Op, Scalar};
+    let Some(backend) = fake::fake_backend() else { return };
+    let devices = backend.devices().unwrap();
     let d = &devices[0];
     assert_eq!(d.memory_bytes, Some(1 << 30));
     assert!(d.details.contains(&("arch".into(), "sm_90".into())), "{d:?}");
@@ -161,5 +37,4 @@ fn child() {
         other => panic!("expected a sticky fault, got {other:?}"),
     }
     dev.synchronize().unwrap();
-    println!("FAKE DRIVER OK");
 }

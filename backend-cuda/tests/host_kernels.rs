@@ -119,7 +119,7 @@ fn data(dt: DType, len: usize, nan_at: Option<usize>) -> HostVec {
     }
 }
 
-/// Emits the launches `exec.rs` makes for a reduction (same plan, same kernels, same
+/// Emits the launches `ops/reduce.rs` makes for a reduction (same plan, same kernels, same
 /// parameters), with the plan computed for a device of `sms` multiprocessors.
 fn emit_reduce(
     h: &mut Harness,

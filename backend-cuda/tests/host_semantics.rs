@@ -2,7 +2,7 @@
 //! system C++ compiler (a small header maps the CUDA intrinsics it uses to their exact host
 //! equivalents, and the grid to one thread), run over corner-case inputs (NaN, infinities, ±0,
 //! halves, integer extremes, zero divisors), and compared with the CPU backend on the same op.
-//! So the semantics written in `codegen/semantics.rs` are checked here, without a GPU; on a
+//! So the semantics written in `codegen/cuda/semantics.cuh` are checked here, without a GPU; on a
 //! GPU, the conformance suite checks the device's math library on top.
 
 use std::process::Command;
@@ -118,7 +118,7 @@ fn generated_map_kernels_agree_with_the_cpu_backend() {
     for (i, c) in cases.iter().enumerate() {
         let n = c.inputs[0].len();
         let shape = Shape::new(&[n]).unwrap();
-        let plan = map::plan(&c.program, &vec![shape.clone(); c.inputs.len()], &shape).unwrap();
+        let plan = map::plan(&Arc::new(c.program.clone()), &vec![shape.clone(); c.inputs.len()], &shape);
         let kernel = plan.kernel.source.replace("extern \"C\" ", "");
         src.push_str(&format!("namespace k{i} {{\n{kernel}\n}}\n"));
         let out_t = host_type(c.program.output_dtype());

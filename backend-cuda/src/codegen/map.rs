@@ -1,122 +1,54 @@
-//! Map: a fused elementwise [`Program`] over inputs broadcast to the output shape. Dimensions
-//! are coalesced first, so a kernel depends only on the program, how each input is read
-//! (same shape, one element, or strided) and the number of coalesced dimensions; the sizes
-//! and strides travel as a by-value parameter.
+//! Map: a fused elementwise [`Program`] over inputs broadcast to the output shape. Core's
+//! planning ([`polycompute_core::plan`]) coalesces the dimensions and classifies each input,
+//! so a kernel depends only on the [`MapSignature`] (program, each input's [`Access`], number
+//! of coalesced dimensions); the sizes and strides travel as a by-value parameter.
 
 use std::fmt::Write;
 use std::sync::Arc;
 
-use polycompute_core::expr::{Inst, InstOp};
-use polycompute_core::{BinaryOp, DType, Program, Result, Shape, UnaryOp};
+use polycompute_core::expr::InstOp;
+use polycompute_core::plan::{Access, MapLayout, MapSignature};
+use polycompute_core::{BinaryOp, DType, Program, Shape, UnaryOp};
 
 use super::{cached, ctype, literal, Kernel, KernelKey};
-
-/// How a kernel reads one input.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Access {
-    /// Same element count as the output: element `i` is at `i`.
-    Same,
-    /// One element, read by every output element.
-    Scalar,
-    /// Broadcast: offset computed from the coalesced coordinates and this input's strides.
-    Strided,
-}
 
 /// A planned map launch.
 #[derive(Clone, Debug)]
 pub struct MapPlan {
-    /// The kernel (memoized).
+    /// The kernel (memoized on its [`MapSignature`]).
     pub kernel: Arc<Kernel>,
-    /// The by-value geometry parameter: `dims[ndim]`, then `ndim` strides per strided input
-    /// (empty when no input is strided, and then the kernel has no such parameter).
+    /// The by-value geometry parameter ([`MapLayout::words`]): `dims[ndim]`, then `ndim`
+    /// strides per strided input (empty when no input is strided, and then the kernel has
+    /// no such parameter).
     pub geometry: Vec<u32>,
     /// How each input is read.
     pub access: Vec<Access>,
 }
 
-/// Plans the map of `program` over inputs of `input_shapes` to `out`.
-pub fn plan(program: &Program, input_shapes: &[Shape], out: &Shape) -> Result<MapPlan> {
-    let n = out.numel();
-    let access: Vec<Access> = input_shapes
-        .iter()
-        .map(|s| match s.numel() {
-            m if m == n => Access::Same,
-            1 => Access::Scalar,
-            _ => Access::Strided,
-        })
-        .collect();
-    let strided: Vec<usize> = (0..access.len()).filter(|&k| access[k] == Access::Strided).collect();
-    let (dims, strides) = if strided.is_empty() {
-        (Vec::new(), Vec::new())
-    } else {
-        let all: Vec<Vec<usize>> = strided.iter().map(|&k| input_shapes[k].broadcast_strides(out)).collect();
-        coalesce(out.dims(), &all)
-    };
-    let mut geometry: Vec<u32> = dims.iter().map(|&d| d as u32).collect();
-    for s in &strides {
-        geometry.extend(s.iter().map(|&x| x as u32));
-    }
-    let ndim = dims.len();
-    let key = KernelKey::Map { program: program.clone(), access: access.clone(), ndim };
-    let kernel = cached(key, || source(program, &access, ndim));
-    Ok(MapPlan { kernel, geometry, access })
+/// Plans the map of `program` over inputs of `input_shapes` to `out`: core's
+/// [`MapLayout`] gives each input's access class and the coalesced geometry, and the
+/// kernel is generated once per [`MapSignature`].
+pub fn plan(program: &Arc<Program>, input_shapes: &[Shape], out: &Shape) -> MapPlan {
+    let layout = MapLayout::new(input_shapes, out);
+    let signature = layout.signature(program);
+    let kernel = cached(KernelKey::Map(signature.clone()), || source(&signature));
+    MapPlan { kernel, geometry: layout.words(), access: layout.access }
 }
 
-/// Merges adjacent dimensions that every strided input walks contiguously, and drops
-/// dimensions of size 1. Returns the new dims and each input's strides over them.
-pub fn coalesce(dims: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
-    let mut out_dims: Vec<usize> = Vec::new();
-    let mut out_strides: Vec<Vec<usize>> = vec![Vec::new(); strides.len()];
-    for (d, &size) in dims.iter().enumerate() {
-        if size == 1 {
-            continue;
-        }
-        let mergeable = !out_dims.is_empty()
-            && strides.iter().zip(&out_strides).all(|(s, o)| o.last().is_some_and(|&prev| prev == s[d] * size));
-        if mergeable {
-            if let Some(last) = out_dims.last_mut() {
-                *last *= size;
-            }
-            for (s, o) in strides.iter().zip(out_strides.iter_mut()) {
-                if let Some(last) = o.last_mut() {
-                    *last = s[d];
-                }
-            }
-        } else {
-            out_dims.push(size);
-            for (s, o) in strides.iter().zip(out_strides.iter_mut()) {
-                o.push(s[d]);
-            }
-        }
-    }
-    if out_dims.is_empty() {
-        out_dims.push(1);
-        for o in &mut out_strides {
-            o.push(0);
-        }
-    }
-    (out_dims, out_strides)
-}
-
-/// The kernel of `cast(arg0)` from `from` to `to` (Op::Cast shares the map's semantics).
+/// The kernel of `cast(arg0)` from `from` to `to` (Op::Cast shares the map's semantics): the
+/// map of core's [`Program::cast`] over one input read in place.
 pub fn cast_kernel(from: DType, to: DType) -> Kernel {
-    source(&cast_program(from, to), &[Access::Same], 0)
-}
-
-/// `cast(arg0)` as a program.
-pub fn cast_program(from: DType, to: DType) -> Program {
-    Program {
-        inputs: vec![from],
-        insts: vec![Inst { op: InstOp::Arg(0), dtype: from }, Inst { op: InstOp::Cast(0), dtype: to }],
-    }
+    source(&MapSignature { program: Arc::new(Program::cast(from, to)), access: vec![Access::Same], ndim: 0 })
 }
 
 /// Elements per thread per loop trip: their loads are issued together, so each thread keeps
 /// several memory requests in flight (what a bandwidth-bound map needs to approach copy speed).
 const UNROLL: usize = 4;
 
-fn source(program: &Program, access: &[Access], ndim: usize) -> Kernel {
-    let strided: Vec<usize> = (0..access.len()).filter(|&k| access[k] == Access::Strided).collect();
+fn source(signature: &MapSignature) -> Kernel {
+    let MapSignature { program, access, ndim } = signature;
+    let ndim = *ndim;
+    let strided: Vec<usize> = signature.strided().collect();
     let mut s = String::new();
     if !strided.is_empty() {
         let _ = writeln!(s, "struct Geo {{ u32 dim[{ndim}]; u32 st[{}][{ndim}]; }};", strided.len());
@@ -205,7 +137,7 @@ fn source(program: &Program, access: &[Access], ndim: usize) -> Kernel {
     let args: String = (0..program.inputs.len()).map(|k| format!("{}, ", load(k, "idx", "off"))).collect();
     let _ = writeln!(s, "    out[idx] = pc_eval({args}idx);");
     s.push_str("  }\n}\n");
-    Kernel::new("pc_map", &s)
+    Kernel::new(KernelKey::Map(signature.clone()), "pc_map", &s)
 }
 
 /// The prelude function of a unary op.
@@ -224,27 +156,22 @@ mod tests {
     use polycompute_core::Expr;
 
     #[test]
-    fn coalescing_merges_contiguous_runs_and_keeps_broadcasts() {
-        // [4, 5, 6] output, input [5, 6] broadcast over the first axis.
-        let (d, s) = coalesce(&[4, 5, 6], &[vec![0, 6, 1]]);
-        assert_eq!(d, vec![4, 30]);
-        assert_eq!(s, vec![vec![0, 1]]);
-        // [4, 1, 6] input into [4, 5, 6]: nothing merges across the broadcast axis.
-        let (d, s) = coalesce(&[4, 5, 6], &[vec![6, 0, 1]]);
-        assert_eq!(d, vec![4, 5, 6]);
-        assert_eq!(s, vec![vec![6, 0, 1]]);
-        let (d, _) = coalesce(&[1, 1], &[vec![0, 0]]);
-        assert_eq!(d, vec![1]);
-    }
-
-    #[test]
     fn plan_reads_each_input_the_cheapest_way() {
         let e = Expr::arg(0) + Expr::arg(1) * Expr::arg(2);
-        let p = Program::compile(&e, &[DType::F32; 3]).unwrap();
+        let p = Arc::new(Program::compile(&e, &[DType::F32; 3]).unwrap());
         let s = |d: &[usize]| Shape::new(d).unwrap();
-        let plan = plan(&p, &[s(&[3, 4]), s(&[1]), s(&[4])], &s(&[3, 4])).unwrap();
+        let plan = plan(&p, &[s(&[3, 4]), s(&[1]), s(&[4])], &s(&[3, 4]));
         assert_eq!(plan.access, vec![Access::Same, Access::Scalar, Access::Strided]);
         assert_eq!(plan.geometry, vec![3, 4, 0, 1]);
         assert!(plan.kernel.source.contains("in1[0]") && plan.kernel.source.contains("in2[off[u][0]]"));
+    }
+
+    #[test]
+    fn a_cast_is_the_map_of_core_cast_program() {
+        let k = cast_kernel(DType::F32, DType::I32);
+        assert!(k.source.contains("pc_to_i32(r0)"), "{}", k.source);
+        let s = Shape::from(&[5][..]);
+        let planned = plan(&Arc::new(Program::cast(DType::F32, DType::I32)), std::slice::from_ref(&s), &s);
+        assert_eq!(*planned.kernel, k);
     }
 }

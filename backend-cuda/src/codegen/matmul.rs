@@ -5,7 +5,7 @@
 
 use polycompute_core::{DType, Error, Result};
 
-use super::{ctype, Kernel};
+use super::{ctype, Kernel, KernelKey};
 
 /// Tile sizes of the kernel for a dtype.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -141,5 +141,5 @@ extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __r
 }}
 "#
     );
-    Kernel::new("pc_matmul", &body)
+    Kernel::new(KernelKey::Matmul { dtype }, "pc_matmul", &body)
 }

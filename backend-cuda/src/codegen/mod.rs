@@ -14,11 +14,17 @@ pub mod semantics;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use polycompute_core::{DType, Error, Fill, Op, Program, ReduceKind, Result, Scalar};
+use polycompute_core::plan::MapSignature;
+#[cfg(doc)]
+use polycompute_core::Program;
+use polycompute_core::{DType, Error, Fill, Op, ReduceKind, Result, Scalar};
 
-/// A generated kernel: CUDA C++ source and the name of its `extern "C" __global__` entry.
+/// A generated kernel: CUDA C++ source, the name of its `extern "C" __global__` entry, and
+/// the key it was generated for (what a device's module cache keys its loaded copy on).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Kernel {
+    /// Everything the source depends on.
+    pub key: KernelKey,
     /// The entry point's name.
     pub entry: String,
     /// The complete source (prelude included).
@@ -26,9 +32,9 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    /// A kernel from its body (which follows the semantics prelude).
-    pub(crate) fn new(entry: &str, body: &str) -> Kernel {
-        Kernel { entry: entry.to_string(), source: format!("{}\n{body}", semantics::PRELUDE) }
+    /// The kernel for `key` from its body (which follows the semantics prelude).
+    pub(crate) fn new(key: KernelKey, entry: &str, body: &str) -> Kernel {
+        Kernel { key, entry: entry.to_string(), source: format!("{}\n{body}", semantics::PRELUDE) }
     }
 }
 
@@ -36,15 +42,8 @@ impl Kernel {
 /// memoized on it, so running an op again costs a small hash, not a code generation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KernelKey {
-    /// A map of `program` with each input read as `access`, over `ndim` coalesced dimensions.
-    Map {
-        /// The program.
-        program: Program,
-        /// How each input is read.
-        access: Vec<map::Access>,
-        /// Coalesced dimensions (0 when no input is strided).
-        ndim: usize,
-    },
+    /// A map (and a cast, the map of [`Program::cast`]): core's signature of it.
+    Map(MapSignature),
     /// A fill: 0 constant, 1 uniform, 2 normal.
     Fill {
         /// Which fill.
@@ -85,7 +84,6 @@ pub enum KernelKey {
 }
 
 /// The kernel for `key`, made by `make` the first time in this process and shared after.
-/// The memo keeps every kernel, so an `Arc`'s address identifies its kernel for good.
 pub fn cached(key: KernelKey, make: impl FnOnce() -> Kernel) -> Arc<Kernel> {
     static MEMO: OnceLock<Mutex<HashMap<KernelKey, Arc<Kernel>>>> = OnceLock::new();
     let memo = MEMO.get_or_init(Default::default);
@@ -98,12 +96,7 @@ pub fn cached(key: KernelKey, make: impl FnOnce() -> Kernel) -> Arc<Kernel> {
 
 /// The fill kernel of `fill` over `dtype`, memoized.
 pub fn fill_kernel(fill: Fill, dtype: DType) -> Arc<Kernel> {
-    let kind = match fill {
-        Fill::Constant(_) => 0,
-        Fill::Uniform { .. } => 1,
-        Fill::Normal { .. } => 2,
-    };
-    cached(KernelKey::Fill { kind, dtype }, || fill::kernel(fill, dtype))
+    cached(fill::key(fill, dtype), || fill::kernel(fill, dtype))
 }
 
 /// A reduction kernel, memoized: rows ([`reduce::rows_kernel`]) or columns ([`reduce::cols_kernel`]).
@@ -164,7 +157,7 @@ pub fn literal(s: Scalar) -> String {
 /// checks. The op must be valid (see [`Op::output`]); Copy launches no kernel.
 pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
     Ok(match op {
-        Op::Map { program, input_shapes, shape } => vec![(*map::plan(program, input_shapes, shape)?.kernel).clone()],
+        Op::Map { program, input_shapes, shape } => vec![(*map::plan(program, input_shapes, shape).kernel).clone()],
         Op::Cast { to } => {
             let from = *inputs.first().ok_or_else(|| Error::InvalidShape("cast takes one input".into()))?;
             if from == *to {
@@ -187,7 +180,6 @@ pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
             let dtype = *inputs.first().ok_or_else(|| Error::InvalidShape("matmul takes two inputs".into()))?;
             vec![matmul::kernel(dtype)?]
         }
-        _ => return Err(Error::Unsupported { op: op.name().into(), dtype: DType::F32, device: "cuda".into() }),
     })
 }
 
@@ -197,15 +189,15 @@ mod tests {
 
     #[test]
     fn kernels_are_generated_once_per_structure() {
-        use polycompute_core::{Expr, Shape};
-        let p = Program::compile(&(Expr::arg(0) * 2.0 + Expr::arg(1)), &[DType::F32, DType::F32]).unwrap();
+        use polycompute_core::{Expr, Program, Shape};
+        let p = Arc::new(Program::compile(&(Expr::arg(0) * 2.0 + Expr::arg(1)), &[DType::F32, DType::F32]).unwrap());
         let s = |d: &[usize]| Shape::new(d).unwrap();
-        let a = map::plan(&p, &[s(&[4, 5]), s(&[5])], &s(&[4, 5])).unwrap();
+        let a = map::plan(&p, &[s(&[4, 5]), s(&[5])], &s(&[4, 5]));
         // Other sizes, same structure (same-shape input, strided input, 2 coalesced dims): one kernel.
-        let b = map::plan(&p, &[s(&[7, 9]), s(&[9])], &s(&[7, 9])).unwrap();
+        let b = map::plan(&p, &[s(&[7, 9]), s(&[9])], &s(&[7, 9]));
         assert!(Arc::ptr_eq(&a.kernel, &b.kernel));
         assert_ne!(a.geometry, b.geometry);
-        let c = map::plan(&p, &[s(&[7, 9]), s(&[7, 9])], &s(&[7, 9])).unwrap();
+        let c = map::plan(&p, &[s(&[7, 9]), s(&[7, 9])], &s(&[7, 9]));
         assert!(!Arc::ptr_eq(&a.kernel, &c.kernel));
         let f1 = fill_kernel(Fill::Uniform { seed: 1 }, DType::F32);
         let f2 = fill_kernel(Fill::Uniform { seed: 2 }, DType::F32);

@@ -14,7 +14,13 @@ use std::fmt::Write;
 
 use polycompute_core::{DType, ReduceKind};
 
-use super::{ctype, Kernel};
+use super::{ctype, Kernel, KernelKey};
+
+/// Neumaier-compensated accumulation (`pc_kahan`, `pc_kahan_done`), for f64 sums.
+const KAHAN: &str = include_str!("cuda/kahan.cuh");
+
+/// `pc_block_reduce`: one accumulator per thread to the block's total.
+const BLOCK_REDUCE: &str = include_str!("cuda/block_reduce.cuh");
 
 /// Where a reduction kernel reads from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -201,11 +207,7 @@ fn helpers(kind: ReduceKind, dtype: DType) -> String {
     let _ = writeln!(s, "PC_FN {o} pc_final(Acc a, u32 count) {{ (void)count; {fin} }}");
     // Neumaier step for compensated sums (s, c) += x; infinities bypass the compensation.
     if compensated(kind, dtype) {
-        s.push_str(
-            "PC_FN void pc_kahan(double &s, double &c, double x) {\n  const double t = s + x;\n  \
-             if (fabs(s) >= fabs(x)) c += (s - t) + x; else c += (x - t) + s;\n  s = t;\n}\n\
-             PC_FN double pc_kahan_done(double s, double c) { return (s - s == 0.0) ? s + c : s; }\n",
-        );
+        s.push_str(KAHAN);
     }
     s
 }
@@ -288,15 +290,7 @@ pub fn rows_kernel(kind: ReduceKind, dtype: DType, input: Input, output: Output)
         Output::Partials => "out[b] = acc;",
     };
     let mut s = helpers(kind, dtype);
-    s.push_str(
-        "PC_FN Acc pc_block_reduce(Acc a) {\n  __shared__ Acc sh[32];\n  \
-         const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n  \
-         for (int d = 16; d > 0; d >>= 1) a = pc_combine(a, pc_shfl(a, d));\n  \
-         if (lane == 0u) sh[warp] = a;\n  __syncthreads();\n  \
-         if (warp == 0u) {\n    a = lane < ((blockDim.x + 31u) >> 5) ? sh[lane] : pc_identity();\n    \
-         for (int d = 16; d > 0; d >>= 1) a = pc_combine(a, pc_shfl(a, d));\n  }\n  \
-         __syncthreads();\n  return a;\n}\n",
-    );
+    s.push_str(BLOCK_REDUCE);
     let _ = write!(
         s,
         "extern \"C\" __global__ void pc_reduce({out_t}* __restrict__ out, const {in_t}* __restrict__ in, u32 rows, u32 r, \
@@ -308,7 +302,7 @@ pub fn rows_kernel(kind: ReduceKind, dtype: DType, input: Input, output: Output)
          if (threadIdx.x == 0u) {write}\n  }}\n}}\n",
         accumulate(kind, dtype, input, "start + threadIdx.x", "end", "(u64)blockDim.x", "src[@k]")
     );
-    Kernel::new("pc_reduce", &s)
+    Kernel::new(KernelKey::Reduce { kind, dtype, cols: false, input, output }, "pc_reduce", &s)
 }
 
 /// The column kernel: `(out, in, u32 outer, u32 r, u32 inner, u32 segs, u32 seg_len, u32 count)`;
@@ -332,7 +326,7 @@ pub fn cols_kernel(kind: ReduceKind, dtype: DType, output: Output) -> Kernel {
          {}    {write}\n  }}\n}}\n",
         accumulate(kind, dtype, Input::Elements, "start", "end", "1", "in[(o * r + @k) * inner + j]")
     );
-    Kernel::new("pc_reduce", &s)
+    Kernel::new(KernelKey::Reduce { kind, dtype, cols: true, input: Input::Elements, output }, "pc_reduce", &s)
 }
 
 #[cfg(test)]

@@ -1,0 +1,116 @@
+//! Matmul: cuBLAS when it loads (or on request), else the own tiled kernel; the choice is
+//! made here, per call, from [`matmul_impl`].
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use polycompute_core::op::matmul_shape;
+use polycompute_core::{DType, Error, Result, Shape};
+
+use crate::buffer::CudaBuffer;
+use crate::codegen::{self, matmul};
+use crate::cublas::{self, CublasHandle};
+use crate::device::{CudaDevice, Params};
+
+/// Which matmul implementation the CUDA backend uses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MatmulImpl {
+    /// cuBLAS when it loads, else the own kernel (the default).
+    Auto,
+    /// Always the own tiled kernel.
+    Own,
+    /// Always cuBLAS; an error (`Unsupported`) when libcublas cannot be loaded.
+    Cublas,
+}
+
+/// The environment variable that chooses the matmul implementation at start-up:
+/// `auto` (default), `own` or `cublas`.
+pub const MATMUL_ENV: &str = "POLYCOMPUTE_CUDA_MATMUL";
+
+static MATMUL_IMPL: AtomicU8 = AtomicU8::new(u8::MAX);
+
+/// Chooses the matmul implementation for every CUDA device of this process (the bench
+/// compares `Own` with `Cublas` this way); overrides [`MATMUL_ENV`].
+pub fn set_matmul_impl(imp: MatmulImpl) {
+    MATMUL_IMPL.store(imp as u8, Ordering::Relaxed);
+}
+
+/// The matmul implementation in force.
+pub fn matmul_impl() -> MatmulImpl {
+    match MATMUL_IMPL.load(Ordering::Relaxed) {
+        0 => MatmulImpl::Auto,
+        1 => MatmulImpl::Own,
+        2 => MatmulImpl::Cublas,
+        _ => match std::env::var(MATMUL_ENV).map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            Ok("own") => MatmulImpl::Own,
+            Ok("cublas") => MatmulImpl::Cublas,
+            _ => MatmulImpl::Auto,
+        },
+    }
+}
+
+/// `a·b` for `a` of `lhs` and `b` of `rhs` (2-D, or batched 3-D).
+pub(super) fn run(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape, rhs: &Shape) -> Result<CudaBuffer> {
+    let dtype = a.dtype;
+    let out_shape = matmul_shape(lhs, rhs)?;
+    let (l, r) = (lhs.dims(), rhs.dims());
+    let (batch, m, k, n) = if l.len() == 3 { (l[0], l[1], l[2], r[2]) } else { (1, l[0], l[1], r[1]) };
+    let out = dev.new_buffer(dtype, out_shape.numel())?;
+    if out.len == 0 {
+        return Ok(out);
+    }
+    let imp = match matmul_impl() {
+        MatmulImpl::Own => MatmulImpl::Own,
+        MatmulImpl::Cublas => MatmulImpl::Cublas,
+        // cuBLAS when it is there and the sizes fit its int arguments.
+        MatmulImpl::Auto if k > 0 && cublas::fits(batch, m, n, k) && cublas::api().is_ok() => MatmulImpl::Cublas,
+        MatmulImpl::Auto => MatmulImpl::Own,
+    };
+    if imp == MatmulImpl::Cublas {
+        if k == 0 || !cublas::fits(batch, m, n, k) {
+            return Err(Error::Unsupported {
+                op: format!("cuBLAS matmul of {lhs} @ {rhs} (sizes beyond its int arguments, or k = 0)"),
+                dtype,
+                device: dev.id().into(),
+            });
+        }
+        cublas_gemm(dev, dtype, a, b, &out, (batch, m, n, k))?;
+        return Ok(out);
+    }
+    let kernel = codegen::matmul_kernel(dtype)?;
+    let t = matmul::tiles(dtype);
+    let grid = (
+        (n as u64).div_ceil(t.bn as u64).min(i32::MAX as u64) as u32,
+        (m as u64).div_ceil(t.bm as u64).min(65535) as u32,
+        (batch as u64).min(65535) as u32,
+    );
+    let mut p = Params::default();
+    p.ptr(a.ptr).ptr(b.ptr).ptr(out.ptr).u32(m as u32).u32(n as u32).u32(k as u32).u32(batch as u32);
+    dev.launch(&kernel, grid, (t.threads(), 1, 1), &mut p)?;
+    Ok(out)
+}
+
+/// cuBLAS's GEMM into `out`, on the device's handle (made at the first call, bound to the
+/// device's stream). The device's context must be current.
+fn cublas_gemm(
+    dev: &CudaDevice,
+    dtype: DType,
+    a: &CudaBuffer,
+    b: &CudaBuffer,
+    out: &CudaBuffer,
+    (batch, m, n, k): (usize, usize, usize, usize),
+) -> Result<()> {
+    let unsupported =
+        |why: String| Error::Unsupported { op: format!("cuBLAS matmul ({why})"), dtype, device: dev.id().into() };
+    let api = cublas::api().map_err(unsupported)?;
+    let failed = |e: cublas::CublasError| Error::Backend { device: dev.id().into(), message: e.to_string() };
+    let mut guard = dev.cublas.lock().unwrap_or_else(|p| p.into_inner());
+    let handle = match guard.take() {
+        Some(h) => h,
+        None => CublasHandle::new(api, dev.ctx.stream()).map_err(failed)?,
+    };
+    let handle = guard.insert(handle);
+    match handle.gemm(dtype, a.ptr, b.ptr, out.ptr, batch, m, n, k) {
+        Some(result) => result.map_err(failed),
+        None => Err(Error::Unsupported { op: "matmul".into(), dtype, device: dev.id().into() }),
+    }
+}
