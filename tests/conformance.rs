@@ -66,7 +66,10 @@ fn open_devices(kind: BackendKind) -> Result<Vec<Opened>, String> {
     if infos.is_empty() {
         return Err(format!("backend {kind} reports no device"));
     }
-    Ok(infos.iter().map(|i| (i.id(), Device::open(kind, i.ordinal).map_err(|e| format!("{}: {e}", i.id())))).collect())
+    Ok(infos
+        .iter()
+        .map(|i| (i.id().to_string(), Device::open(kind, i.ordinal).map_err(|e| format!("{}: {e}", i.id()))))
+        .collect())
 }
 
 fn golden_trial(shared: Arc<Shared>) -> Trial {

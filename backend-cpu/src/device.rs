@@ -30,11 +30,11 @@ impl CpuDevice {
                 map::run(&plan, data, shape.numel())
             }
             Op::Reduce { kind, axis, shape } => reduce::reduce(*kind, *axis, shape, data[0]),
-            Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], &device)?,
+            Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], device)?,
             Op::Copy => layout::copy(data[0]),
             Op::Transpose { shape, perm } => layout::transpose(data[0], shape, perm),
             Op::Cast { to } => layout::cast(data[0], *to),
-            Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, &device)?,
+            Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, device)?,
         })
     }
 }

@@ -3,7 +3,7 @@
 //! and parallel over tasks.
 
 use polycompute_core::philox::{self, bits_to_unit_f32, bits_to_unit_f64};
-use polycompute_core::{DType, Error, Fill, HostVec, Result, Scalar};
+use polycompute_core::{DType, DeviceId, Error, Fill, HostVec, Result, Scalar};
 use rayon::prelude::*;
 
 use crate::num::{with_dtype, Num};
@@ -12,7 +12,7 @@ use crate::philox::{lanes, LANES};
 use crate::storage::host_vec;
 
 /// A new buffer of `len` elements of `dtype`, filled as `fill` says.
-pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: &str) -> Result<HostVec> {
+pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: DeviceId) -> Result<HostVec> {
     Ok(match (fill, dtype) {
         (Fill::Constant(value), _) => {
             with_dtype!(dtype, T => host_vec(constant::<T>(value, len, device)?))
@@ -26,12 +26,12 @@ pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: &str) -> Result
         (Fill::Normal { seed }, DType::F32) => host_vec(normal_f32(seed, len)),
         (Fill::Normal { seed }, DType::F64) => host_vec(blocks(seed, len, normal_f64_pair)),
         (Fill::Normal { .. }, _) => {
-            return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: device.into() })
+            return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) })
         }
     })
 }
 
-fn constant<T: Num>(value: Scalar, len: usize, device: &str) -> Result<Vec<T>> {
+fn constant<T: Num>(value: Scalar, len: usize, device: DeviceId) -> Result<Vec<T>> {
     let v = T::from_scalar(value).ok_or_else(|| Error::DTypeMismatch {
         context: format!("fill value on {device}"),
         expected: T::DTYPE,

@@ -8,7 +8,7 @@
 //! kernel of the same family, and led at 1024³ in most sessions.
 
 use gemm::Parallelism;
-use polycompute_core::{Error, HostSlice, HostVec, Result, Shape};
+use polycompute_core::{DeviceId, Error, HostSlice, HostVec, Result, Shape};
 use rayon::prelude::*;
 
 use crate::num::Num;
@@ -24,7 +24,7 @@ pub(crate) fn matmul(
     rhs_shape: &Shape,
     lhs: HostSlice<'_>,
     rhs: HostSlice<'_>,
-    device: &str,
+    device: DeviceId,
 ) -> Result<HostVec> {
     let (l, r) = (lhs_shape.dims(), rhs_shape.dims());
     let (batch, m, k, n) = match (l, r) {
@@ -41,7 +41,7 @@ pub(crate) fn matmul(
     let dims = Dims { batch, m, k, n };
     if lhs.len() != batch * m * k || rhs.len() != batch * k * n {
         return Err(Error::Backend {
-            device: device.into(),
+            device,
             message: format!(
                 "matmul buffers of {} and {} elements do not match {lhs_shape} @ {rhs_shape}",
                 lhs.len(),
@@ -55,7 +55,7 @@ pub(crate) fn matmul(
         (a, b) if a.dtype() != b.dtype() => {
             Err(Error::DTypeMismatch { context: "matmul rhs".into(), expected: a.dtype(), found: b.dtype() })
         }
-        (a, _) => Err(Error::Unsupported { op: "matmul".into(), dtype: a.dtype(), device: device.into() }),
+        (a, _) => Err(Error::Unsupported { op: "matmul".into(), dtype: a.dtype(), device: Some(device) }),
     }
 }
 
@@ -134,7 +134,14 @@ mod tests {
     fn ints_are_unsupported_not_wrong() {
         let s = Shape::new(&[1, 1]).unwrap();
         let x = [1i32];
-        let e = matmul(&s, &s, HostSlice::I32(&x), HostSlice::I32(&x), "cpu:0").err();
+        let e = matmul(
+            &s,
+            &s,
+            HostSlice::I32(&x),
+            HostSlice::I32(&x),
+            DeviceId::new(polycompute_core::BackendKind::Cpu, 0),
+        )
+        .err();
         assert!(matches!(e, Some(Error::Unsupported { dtype: DType::I32, .. })), "{e:?}");
     }
 }

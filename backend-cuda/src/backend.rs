@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use cust::device::{Device, DeviceAttribute};
 use cust::CudaFlags;
-use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
+use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceId, DeviceInfo, Error, Result};
 
 use crate::device::CudaDevice;
 use crate::driver::driver_status;
@@ -32,14 +32,14 @@ fn ready() -> Result<i32> {
 
 /// One device's description, its `sm_XX` number and multiprocessor count.
 fn describe(ordinal: usize, driver_version: i32) -> Result<(DeviceInfo, u32, u32)> {
-    let id = format!("cuda:{ordinal}");
-    let dev = Device::get_device(ordinal as u32).map_err(|e| from_cust(e, &id, "getting the device"))?;
-    let attr = |a: DeviceAttribute| dev.get_attribute(a).map_err(|e| from_cust(e, &id, "reading an attribute"));
+    let id = DeviceId::new(BackendKind::Cuda, ordinal);
+    let dev = Device::get_device(ordinal as u32).map_err(|e| from_cust(e, id, "getting the device"))?;
+    let attr = |a: DeviceAttribute| dev.get_attribute(a).map_err(|e| from_cust(e, id, "reading an attribute"));
     let (major, minor) =
         (attr(DeviceAttribute::ComputeCapabilityMajor)?, attr(DeviceAttribute::ComputeCapabilityMinor)?);
     let sms = attr(DeviceAttribute::MultiprocessorCount)?.max(1) as u32;
-    let name = dev.name().map_err(|e| from_cust(e, &id, "reading the name"))?;
-    let memory = dev.total_memory().map_err(|e| from_cust(e, &id, "reading the memory size"))? as u64;
+    let name = dev.name().map_err(|e| from_cust(e, id, "reading the name"))?;
+    let memory = dev.total_memory().map_err(|e| from_cust(e, id, "reading the memory size"))? as u64;
     let arch = (major.max(0) * 10 + minor.max(0)) as u32;
     let nvrtc =
         Nvrtc::get().map(|n| format!("{}.{} ({})", n.version().0, n.version().1, n.path())).unwrap_or_else(|e| e);

@@ -6,7 +6,7 @@ use std::mem::ManuallyDrop;
 
 use cust::context::{Context, CurrentContext};
 use cust::stream::Stream;
-use polycompute_core::Result;
+use polycompute_core::{DeviceId, Result};
 
 use crate::driver::{self, DevPtr, Handle};
 use crate::errors::code::SUCCESS;
@@ -15,7 +15,7 @@ use crate::errors::{check, check_alloc, from_cust};
 /// A device's context and stream, shared by the device and every buffer on it, so memory can
 /// be freed (on the stream) whichever thread drops the last handle.
 pub(crate) struct Ctx {
-    pub(crate) id: String,
+    pub(crate) id: DeviceId,
     stream: ManuallyDrop<Stream>,
     context: ManuallyDrop<Context>,
     /// Whether the device supports stream-ordered allocation (cuMemAllocAsync).
@@ -25,13 +25,13 @@ pub(crate) struct Ctx {
 impl Ctx {
     /// The device `id`'s `context` and `stream`; `async_alloc` when the device supports
     /// stream-ordered allocation.
-    pub(crate) fn new(id: String, context: Context, stream: Stream, async_alloc: bool) -> Ctx {
+    pub(crate) fn new(id: DeviceId, context: Context, stream: Stream, async_alloc: bool) -> Ctx {
         Ctx { id, stream: ManuallyDrop::new(stream), context: ManuallyDrop::new(context), async_alloc }
     }
 
     /// Makes the context current on the calling thread.
     pub(crate) fn make_current(&self) -> Result<()> {
-        CurrentContext::set_current(&*self.context).map_err(|e| from_cust(e, &self.id, "making the context current"))
+        CurrentContext::set_current(&*self.context).map_err(|e| from_cust(e, self.id, "making the context current"))
     }
 
     /// The raw stream.
@@ -53,7 +53,7 @@ impl Ctx {
                 driver::cuMemAlloc_v2(&mut ptr, bytes)
             }
         };
-        check_alloc(rc, &self.id, bytes)?;
+        check_alloc(rc, self.id, bytes)?;
         Ok(ptr)
     }
 
@@ -87,7 +87,7 @@ impl Ctx {
     /// Waits for the stream.
     pub(crate) fn sync(&self) -> Result<()> {
         // SAFETY: the stream is alive for as long as `self`.
-        check(unsafe { driver::cuStreamSynchronize(self.stream()) }, &self.id, "synchronizing")
+        check(unsafe { driver::cuStreamSynchronize(self.stream()) }, self.id, "synchronizing")
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use cust::context::{Context, CurrentContext};
 use cust::stream::{Stream, StreamFlags};
-use polycompute_core::{BackendDevice, DType, DeviceInfo, DeviceToken, HostSlice, HostVec, Op, Result};
+use polycompute_core::{BackendDevice, DType, DeviceId, DeviceInfo, DeviceToken, HostSlice, HostVec, Op, Result};
 
 use crate::buffer::CudaBuffer;
 use crate::codegen::Kernel;
@@ -72,9 +72,9 @@ impl CudaDevice {
     pub(crate) fn open(ordinal: usize, info: DeviceInfo, arch: u32, sms: u32) -> Result<CudaDevice> {
         let id = info.id();
         let dev =
-            cust::device::Device::get_device(ordinal as u32).map_err(|e| from_cust(e, &id, "getting the device"))?;
-        let mut context = Context::new(dev).map_err(|e| from_cust(e, &id, "retaining the primary context"))?;
-        CurrentContext::set_current(&context).map_err(|e| from_cust(e, &id, "making the context current"))?;
+            cust::device::Device::get_device(ordinal as u32).map_err(|e| from_cust(e, id, "getting the device"))?;
+        let mut context = Context::new(dev).map_err(|e| from_cust(e, id, "retaining the primary context"))?;
+        CurrentContext::set_current(&context).map_err(|e| from_cust(e, id, "making the context current"))?;
         // The primary context is shared by the process: after a sticky fault it stays poisoned
         // while any old handle (a buffer, say) retains it. Reset it, so that reopening the
         // device after a fault (what the pool does) gives a working device.
@@ -85,12 +85,12 @@ impl CudaDevice {
             drop(context);
             // SAFETY: resets the device's primary context; the poisoned state's allocations are
             // unusable anyway, and every new handle is made after the reset.
-            check(unsafe { driver::cuDevicePrimaryCtxReset_v2(dev.as_raw()) }, &id, "resetting the primary context")?;
-            context = Context::new(dev).map_err(|e| from_cust(e, &id, "retaining the primary context"))?;
-            CurrentContext::set_current(&context).map_err(|e| from_cust(e, &id, "making the context current"))?;
+            check(unsafe { driver::cuDevicePrimaryCtxReset_v2(dev.as_raw()) }, id, "resetting the primary context")?;
+            context = Context::new(dev).map_err(|e| from_cust(e, id, "retaining the primary context"))?;
+            CurrentContext::set_current(&context).map_err(|e| from_cust(e, id, "making the context current"))?;
         }
         let stream =
-            Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| from_cust(e, &id, "creating the stream"))?;
+            Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| from_cust(e, id, "creating the stream"))?;
         let raw = dev.as_raw();
         let mut pools = 0;
         // SAFETY: writes one int for a valid device.
@@ -125,8 +125,8 @@ impl CudaDevice {
     }
 
     /// The device id (`cuda:N`).
-    pub(crate) fn id(&self) -> &str {
-        &self.ctx.id
+    pub(crate) fn id(&self) -> DeviceId {
+        self.ctx.id
     }
 
     /// A new uninitialised buffer. The context must be current.

@@ -2,7 +2,7 @@
 //! address, a trap, a launch timeout, ...) are sticky: every later call fails the same way,
 //! so the pool must replace the worker.
 
-use polycompute_core::Error;
+use polycompute_core::{DeviceId, Error};
 
 use crate::driver::error_name;
 
@@ -55,7 +55,7 @@ pub fn is_sticky(code: i32) -> bool {
 }
 
 /// Turns a driver result into `Ok` or the typed error; `what` says which call failed.
-pub(crate) fn check(code: i32, device: &str, what: &str) -> Result<(), Error> {
+pub(crate) fn check(code: i32, device: DeviceId, what: &str) -> Result<(), Error> {
     if code == code::SUCCESS {
         Ok(())
     } else {
@@ -64,9 +64,9 @@ pub(crate) fn check(code: i32, device: &str, what: &str) -> Result<(), Error> {
 }
 
 /// The typed error of a failed driver call.
-pub(crate) fn fault(code: i32, device: &str, what: &str) -> Error {
+pub(crate) fn fault(code: i32, device: DeviceId, what: &str) -> Error {
     Error::DeviceFault {
-        device: device.to_string(),
+        device,
         code: code as i64,
         message: format!("{what}: {}", error_name(code)),
         sticky: is_sticky(code),
@@ -74,15 +74,15 @@ pub(crate) fn fault(code: i32, device: &str, what: &str) -> Error {
 }
 
 /// Like [`check`], but out-of-memory becomes [`Error::OutOfMemory`] for `bytes`.
-pub(crate) fn check_alloc(code: i32, device: &str, bytes: usize) -> Result<(), Error> {
+pub(crate) fn check_alloc(code: i32, device: DeviceId, bytes: usize) -> Result<(), Error> {
     if code == code::OUT_OF_MEMORY {
-        return Err(Error::OutOfMemory { device: device.to_string(), bytes: bytes as u64 });
+        return Err(Error::OutOfMemory { device, bytes: bytes as u64 });
     }
     check(code, device, "allocation")
 }
 
 /// The typed error of a failed cust call.
-pub(crate) fn from_cust(e: cust::error::CudaError, device: &str, what: &str) -> Error {
+pub(crate) fn from_cust(e: cust::error::CudaError, device: DeviceId, what: &str) -> Error {
     fault(e as i32, device, what)
 }
 

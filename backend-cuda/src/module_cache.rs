@@ -7,7 +7,7 @@ use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 
 use cust::module::Module;
-use polycompute_core::{Error, Result};
+use polycompute_core::{DeviceId, Error, Result};
 
 use crate::codegen::{Kernel, KernelKey};
 use crate::driver::Handle;
@@ -36,14 +36,14 @@ pub(crate) struct ModuleCache {
 impl ModuleCache {
     /// The loaded kernel, compiling and loading it on first use. The device's context must be
     /// current on this thread.
-    pub(crate) fn get(&self, kernel: &Kernel, arch: u32, device: &str) -> Result<Arc<Loaded>> {
+    pub(crate) fn get(&self, kernel: &Kernel, arch: u32, device: DeviceId) -> Result<Arc<Loaded>> {
         if let Some(l) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(&kernel.key) {
             return Ok(l.clone());
         }
         let nvrtc = Nvrtc::get()
             .map_err(|reason| Error::BackendUnavailable { kind: polycompute_core::BackendKind::Cuda, reason })?;
         let image = nvrtc.compile(&kernel.source, arch).map_err(|e| Error::KernelCompile {
-            device: device.to_string(),
+            device,
             code: kernel.source.clone(),
             log: e.log,
         })?;
@@ -51,7 +51,7 @@ impl ModuleCache {
             Image::Cubin(bytes) => Module::from_cubin(bytes, &[]),
             Image::Ptx(bytes) => {
                 let text = CStr::from_bytes_until_nul(bytes).map_err(|_| Error::KernelCompile {
-                    device: device.to_string(),
+                    device,
                     code: kernel.source.clone(),
                     log: "NVRTC returned PTX without a terminating NUL".into(),
                 })?;

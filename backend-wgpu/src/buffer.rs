@@ -1,6 +1,7 @@
 //! Device memory: a pool that reuses freed storage buffers by size class, the buffer type
 //! arrays hold, and pooled staging buffers for readback.
 
+use polycompute_core::DeviceId;
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
@@ -35,7 +36,7 @@ pub(crate) struct MemLimits {
 /// Free buffers by (usage, size class), shared by the device and every buffer it made.
 pub(crate) struct BufferPool {
     device: wgpu::Device,
-    device_id: String,
+    device_id: DeviceId,
     limits: MemLimits,
     free: Mutex<Free>,
     /// Most bytes kept in free lists; past it, freed buffers are destroyed.
@@ -49,7 +50,7 @@ struct Free {
 }
 
 impl BufferPool {
-    pub(crate) fn new(device: wgpu::Device, device_id: String, limits: MemLimits) -> Arc<BufferPool> {
+    pub(crate) fn new(device: wgpu::Device, device_id: DeviceId, limits: MemLimits) -> Arc<BufferPool> {
         let cap = (limits.max_buffer / 2).clamp(64 << 20, 1 << 30);
         Arc::new(BufferPool { device, device_id, limits, free: Mutex::default(), cap })
     }
@@ -123,7 +124,7 @@ impl BufferPool {
             usage,
             mapped_at_creation: false,
         });
-        scope.finish(&self.device_id, size)?;
+        scope.finish(self.device_id, size)?;
         Ok(buf)
     }
 

@@ -2,6 +2,7 @@
 //! uncaptured-error handler and a device-lost callback, so no error ever reaches wgpu's
 //! default handler (which panics).
 
+use polycompute_core::DeviceId;
 use std::sync::{Arc, Mutex};
 
 use polycompute_core::{Error, Result};
@@ -51,8 +52,8 @@ impl FaultCode {
     }
 
     /// The [`Error::DeviceFault`] of this kind on `device`.
-    pub(crate) fn error(self, device: &str, message: String) -> Error {
-        Error::DeviceFault { device: device.to_string(), code: self.code(), message, sticky: self.sticky() }
+    pub(crate) fn error(self, device: DeviceId, message: String) -> Error {
+        Error::DeviceFault { device, code: self.code(), message, sticky: self.sticky() }
     }
 }
 
@@ -88,13 +89,13 @@ impl ErrorSink {
 
     /// `DeviceFault { sticky: true }` once the device is lost, and any error that escaped a
     /// scope since the last check.
-    pub(crate) fn check(&self, device_id: &str) -> Result<()> {
+    pub(crate) fn check(&self, device_id: DeviceId) -> Result<()> {
         if let Some(why) = lock(&self.lost).clone() {
             return Err(FaultCode::DeviceLost.error(device_id, why));
         }
         let pending: Vec<String> = std::mem::take(&mut *lock(&self.uncaptured));
         if !pending.is_empty() {
-            return Err(Error::Backend { device: device_id.to_string(), message: pending.join("; ") });
+            return Err(Error::Backend { device: device_id, message: pending.join("; ") });
         }
         Ok(())
     }
@@ -150,7 +151,7 @@ impl Scope {
     /// Closes the scopes and converts what they caught: out-of-memory to
     /// [`Error::OutOfMemory`] (for an allocation of `bytes`), anything else to
     /// [`Error::Backend`] with wgpu's description.
-    pub(crate) fn finish(self, device_id: &str, bytes: u64) -> Result<()> {
+    pub(crate) fn finish(self, device_id: DeviceId, bytes: u64) -> Result<()> {
         match self.pop() {
             None => Ok(()),
             Some(e) => Err(convert(&e, device_id, bytes)),
@@ -159,20 +160,20 @@ impl Scope {
 }
 
 /// A wgpu error as a polycompute error.
-pub(crate) fn convert(e: &wgpu::Error, device_id: &str, bytes: u64) -> Error {
+pub(crate) fn convert(e: &wgpu::Error, device_id: DeviceId, bytes: u64) -> Error {
     match e {
-        wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory { device: device_id.to_string(), bytes },
+        wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory { device: device_id, bytes },
         wgpu::Error::Internal { .. } => FaultCode::Internal.error(device_id, describe(e)),
         wgpu::Error::Validation { .. } => Error::Backend {
-            device: device_id.to_string(),
+            device: device_id,
             message: format!("wgpu validation error (a bug in polycompute-wgpu; please report it): {}", describe(e)),
         },
     }
 }
 
 /// The error for a shader that did not compile: the generated source and wgpu's log.
-pub(crate) fn kernel_compile(e: &wgpu::Error, device_id: &str, code: &str) -> Error {
-    Error::KernelCompile { device: device_id.to_string(), code: code.to_string(), log: describe(e) }
+pub(crate) fn kernel_compile(e: &wgpu::Error, device_id: DeviceId, code: &str) -> Error {
+    Error::KernelCompile { device: device_id, code: code.to_string(), log: describe(e) }
 }
 
 #[cfg(test)]
@@ -193,7 +194,7 @@ mod tests {
     #[test]
     fn only_a_lost_device_is_a_sticky_fault() {
         for c in FaultCode::ALL {
-            match c.error("wgpu:0", "why".into()) {
+            match c.error(polycompute_core::DeviceId::new(polycompute_core::BackendKind::Wgpu, 0), "why".into()) {
                 Error::DeviceFault { code, sticky, .. } => {
                     assert_eq!(code, c.code());
                     assert_eq!(sticky, c == FaultCode::DeviceLost, "{c:?}");

@@ -2,6 +2,7 @@
 //! never by sizes, which travel in a uniform buffer: a repeated map compiles once whatever
 //! its shape, and a cache hit does not even generate the source.
 
+use polycompute_core::DeviceId;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -56,7 +57,7 @@ impl PipelineCache {
     pub(crate) fn get(
         &self,
         device: &wgpu::Device,
-        device_id: &str,
+        device_id: DeviceId,
         key: KernelKey,
         build: impl FnOnce() -> Result<KernelSource>,
     ) -> Result<Arc<Kernel>> {
@@ -77,7 +78,7 @@ impl PipelineCache {
 
 /// Compiles `src`; a shader the device rejects is [`Error::KernelCompile`] with the source
 /// and wgpu's log.
-pub(crate) fn compile(device: &wgpu::Device, device_id: &str, src: &KernelSource) -> Result<Kernel> {
+pub(crate) fn compile(device: &wgpu::Device, device_id: DeviceId, src: &KernelSource) -> Result<Kernel> {
     let scope = Scope::push(device);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("polycompute"),
@@ -131,7 +132,7 @@ pub(crate) fn compile(device: &wgpu::Device, device_id: &str, src: &KernelSource
     });
     if let Some(e) = scope.pop() {
         return Err(match e {
-            wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory { device: device_id.to_string(), bytes: 0 },
+            wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory { device: device_id, bytes: 0 },
             e => kernel_compile(&e, device_id, &src.wgsl),
         });
     }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::device_id::DeviceId;
 use crate::dtype::{DType, HostSlice, HostVec};
 use crate::error::{Error, Result};
 use crate::op::Op;
@@ -75,8 +76,8 @@ pub struct DeviceInfo {
 impl DeviceInfo {
     /// The device id, `"{kind}:{ordinal}"`: the same string in the CLI, JSON and
     /// `POLYCOMPUTE_BACKEND`.
-    pub fn id(&self) -> String {
-        format!("{}:{}", self.kind, self.ordinal)
+    pub fn id(&self) -> DeviceId {
+        DeviceId::new(self.kind, self.ordinal)
     }
 }
 

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use crate::array::DeviceArray;
 use crate::backend::{BackendKind, DeviceBackend, DeviceInfo};
+use crate::device_id::DeviceId;
 use crate::dtype::Element;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::op::{Fill, Op};
 use crate::registry;
 use crate::shape::Shape;
@@ -65,8 +66,12 @@ impl Device {
 
     /// Opens a device from its id, `"{kind}"` or `"{kind}:{ordinal}"` (`cpu`, `wgpu:1`).
     pub fn parse(id: &str) -> Result<Device> {
-        let (kind, ordinal) = parse_id(id)?;
-        Device::open(kind, ordinal)
+        Device::open_id(id.parse()?)
+    }
+
+    /// Opens the device `id` names (see [`Device::open`]).
+    pub fn open_id(id: DeviceId) -> Result<Device> {
+        Device::open(id.kind, id.ordinal)
     }
 
     /// Opens device `ordinal` of backend `kind`. Opening a device that is already open in
@@ -86,7 +91,7 @@ impl Device {
     }
 
     /// The device id, e.g. `cuda:0`.
-    pub fn id(&self) -> String {
+    pub fn id(&self) -> DeviceId {
         self.info().id()
     }
 
@@ -161,14 +166,10 @@ impl Device {
     }
 }
 
-/// Splits a device id into kind and ordinal.
+/// Splits a device id into kind and ordinal (the text form of a [`DeviceId`]).
 pub fn parse_id(id: &str) -> Result<(BackendKind, usize)> {
-    let (kind, ordinal) = match id.trim().split_once(':') {
-        Some((k, o)) => (k, o.trim().parse::<usize>().map_err(|_| Error::UnknownDevice(id.to_string()))?),
-        None => (id.trim(), 0),
-    };
-    let kind = BackendKind::parse(kind).ok_or_else(|| Error::UnknownDevice(id.to_string()))?;
-    Ok((kind, ordinal))
+    let id: DeviceId = id.parse()?;
+    Ok((id.kind, id.ordinal))
 }
 
 impl fmt::Debug for Device {
@@ -186,6 +187,7 @@ impl PartialEq for Device {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn device_ids_parse() {

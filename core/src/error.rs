@@ -1,6 +1,7 @@
 //! The one error type of polycompute.
 
 use crate::backend::BackendKind;
+use crate::device_id::DeviceId;
 use crate::dtype::DType;
 
 /// Every failure polycompute reports. Library code never panics on user input: each
@@ -88,14 +89,15 @@ pub enum Error {
     #[error("array too large: {0}")]
     TooLarge(String),
     /// An op/dtype pair a device cannot run. Never replaced by a silent fallback.
-    #[error("{op} is not supported for {dtype} on {device}")]
+    #[error("{op} is not supported for {dtype} on {}", device.map_or_else(|| "any device".to_string(), |d| d.to_string()))]
     Unsupported {
         /// The operation.
         op: String,
         /// The dtype.
         dtype: DType,
-        /// The device id, e.g. `wgpu:0`.
-        device: String,
+        /// The device, e.g. `wgpu:0`; `None` when no device supports it (the op itself is
+        /// not defined for the dtype).
+        device: Option<DeviceId>,
     },
     /// A backend whose cargo feature was not enabled.
     #[error("backend {kind} is not compiled in; rebuild polycompute with `--features {kind}`")]
@@ -128,9 +130,9 @@ pub enum Error {
     #[error("arrays live on different devices ({lhs} and {rhs}); move one with to_device()")]
     DeviceMismatch {
         /// One device id.
-        lhs: String,
+        lhs: DeviceId,
         /// The other device id.
-        rhs: String,
+        rhs: DeviceId,
     },
     /// A buffer handed to a device that did not make it: another device's, or another open
     /// instance's of the same device (reachable through `Device::backend()`).
@@ -140,13 +142,13 @@ pub enum Error {
     )]
     ForeignBuffer {
         /// The device id of the device that refused the buffer.
-        device: String,
+        device: DeviceId,
     },
     /// A device allocation that did not fit.
     #[error("{device} is out of memory allocating {bytes} bytes; free arrays or split the work")]
     OutOfMemory {
         /// The device id.
-        device: String,
+        device: DeviceId,
         /// The size of the failed allocation.
         bytes: u64,
     },
@@ -154,7 +156,7 @@ pub enum Error {
     #[error("kernel compile failed on {device}:\n{log}\n--- generated source ---\n{code}")]
     KernelCompile {
         /// The device id.
-        device: String,
+        device: DeviceId,
         /// The generated source.
         code: String,
         /// The compiler's log.
@@ -165,7 +167,7 @@ pub enum Error {
     #[error("device fault on {device} (code {code}): {message}{}", if *sticky { "; the context is poisoned, open the device again" } else { "" })]
     DeviceFault {
         /// The device id.
-        device: String,
+        device: DeviceId,
         /// The driver's error code.
         code: i64,
         /// The driver's message.
@@ -176,12 +178,24 @@ pub enum Error {
     /// A shared array's segment that cannot be created, found or trusted: a missing file (its
     /// creator dropped it or died), a handle of another process, a size or dtype that
     /// disagrees with the handle.
-    #[error("shared array {segment}: {why}")]
+    #[error("shared array {segment}: {why}{}", os_reason(source))]
     SharedMemory {
         /// The segment's name.
         segment: String,
         /// What is wrong.
         why: String,
+        /// The operating system's error, when a system call failed (also in the message).
+        #[source]
+        source: Option<std::io::Error>,
+    },
+    /// A system call that failed outside shared memory (starting a thread, say).
+    #[error("{context}: {source}")]
+    Io {
+        /// What polycompute was doing.
+        context: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
     },
     /// A range past the end of an array (or with its start after its end).
     #[error("{op}: range {start}..{end} is out of bounds for length {len}")]
@@ -202,10 +216,15 @@ pub enum Error {
     #[error("{device}: {message}")]
     Backend {
         /// The device id.
-        device: String,
+        device: DeviceId,
         /// What went wrong.
         message: String,
     },
+}
+
+/// `": {error}"` for the OS error of a message that ends with one, else nothing.
+fn os_reason(source: &Option<std::io::Error>) -> String {
+    source.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
 }
 
 /// `Result` with polycompute's [`Error`].

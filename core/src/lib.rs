@@ -7,6 +7,7 @@
 pub mod array;
 pub mod backend;
 pub mod device;
+pub mod device_id;
 pub mod dtype;
 pub mod error;
 pub mod expr;
@@ -31,6 +32,7 @@ pub use backend::{
     Backend, BackendBuffer, BackendDevice, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo, DeviceToken,
 };
 pub use device::Device;
+pub use device_id::DeviceId;
 pub use dtype::{DType, Element, HostSlice, HostVec, Scalar};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, Expr, Program, UnaryOp};

@@ -245,7 +245,7 @@ impl Op {
                     return Err(Error::DTypeMismatch { context: "matmul rhs".into(), expected: ld, found: rd });
                 }
                 if !ld.is_float() {
-                    return Err(Error::Unsupported { op: "matmul".into(), dtype: ld, device: "any device".into() });
+                    return Err(Error::Unsupported { op: "matmul".into(), dtype: ld, device: None });
                 }
                 let shape = matmul_shape(lhs, rhs)?;
                 check_len(shape.numel().max(lhs.numel()).max(rhs.numel()), "matmul")?;
@@ -282,11 +282,7 @@ impl Op {
                         });
                     }
                     Fill::Normal { .. } if dtype.is_int() => {
-                        return Err(Error::Unsupported {
-                            op: "normal fill".into(),
-                            dtype: *dtype,
-                            device: "any device".into(),
-                        });
+                        return Err(Error::Unsupported { op: "normal fill".into(), dtype: *dtype, device: None });
                     }
                     _ => {}
                 }

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::backend::{Backend, BackendKind, DeviceBackend};
+use crate::device_id::DeviceId;
 use crate::error::{Error, Result};
+use crate::sync::LockUnpoisoned;
 
 /// Factories of the backends linked into this program. A backend crate registers with
 /// `#[linkme::distributed_slice(polycompute_core::registry::BACKEND_FACTORIES)]`.
@@ -33,7 +35,7 @@ pub fn backends() -> Vec<(BackendKind, Result<Arc<dyn Backend>>)> {
 }
 
 /// The devices open in this process, held weakly so that dropping the last handle closes one.
-type OpenDevices = HashMap<(BackendKind, usize), Weak<dyn DeviceBackend>>;
+type OpenDevices = HashMap<DeviceId, Weak<dyn DeviceBackend>>;
 
 fn open_devices() -> &'static Mutex<OpenDevices> {
     static OPEN: OnceLock<Mutex<OpenDevices>> = OnceLock::new();
@@ -44,12 +46,12 @@ fn open_devices() -> &'static Mutex<OpenDevices> {
 /// context per device per process, whoever asks).
 pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn DeviceBackend>> {
     let backend = backend(kind)?;
-    let mut open = open_devices().lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(dev) = open.get(&(kind, ordinal)).and_then(Weak::upgrade) {
+    let mut open = open_devices().lock_unpoisoned();
+    if let Some(dev) = open.get(&DeviceId::new(kind, ordinal)).and_then(Weak::upgrade) {
         return Ok(dev);
     }
     let dev = backend.open(ordinal)?;
-    open.insert((kind, ordinal), Arc::downgrade(&dev));
+    open.insert(DeviceId::new(kind, ordinal), Arc::downgrade(&dev));
     Ok(dev)
 }
 
@@ -57,5 +59,5 @@ pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn DeviceBackend>>
 /// handles to the old one live on. The worker pool calls this when a device reports a sticky
 /// fault (its context is poisoned).
 pub fn forget(kind: BackendKind, ordinal: usize) {
-    open_devices().lock().unwrap_or_else(|p| p.into_inner()).remove(&(kind, ordinal));
+    open_devices().lock_unpoisoned().remove(&DeviceId::new(kind, ordinal));
 }

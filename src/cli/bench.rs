@@ -80,7 +80,7 @@ fn selected_devices(ids: &[String]) -> Result<Vec<(String, polycompute::Result<D
             .iter()
             .filter(|b| b.available)
             .flat_map(|b| &b.devices)
-            .map(|d| (d.id(), Device::open(d.kind, d.ordinal)))
+            .map(|d| (d.id().to_string(), Device::open(d.kind, d.ordinal)))
             .collect();
         return Ok(all);
     }
@@ -101,8 +101,8 @@ fn measure(devices: &[(String, polycompute::Result<Device>)], names: &[&str], cf
             eprint!("[{}/{total}] {id} {name} ... ", rows.len() + 1);
             let row = match device {
                 Ok(device) => match cases::run(name, device, cfg) {
-                    Ok(f) => Measurement::new(name, &device.id(), f),
-                    Err(e) => Measurement::failed(name, &device.id(), e.to_string()),
+                    Ok(f) => Measurement::new(name, &device.id().to_string(), f),
+                    Err(e) => Measurement::failed(name, &device.id().to_string(), e.to_string()),
                 },
                 Err(e) => Measurement::failed(name, id, e.to_string()),
             };

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use polycompute::pool::{DeviceSelection, TaskErrorKind};
-use polycompute::{Device, Pool, WorkerMode};
+use polycompute::{Device, DeviceId, Pool, WorkerMode};
 use serde::Serialize;
 
 pub use workload::tasks;
@@ -51,7 +51,7 @@ pub struct Args {
 /// One device's share of the work.
 #[derive(Serialize)]
 struct DeviceSummary {
-    device: String,
+    device: DeviceId,
     workers: usize,
     tasks: u64,
     failed: u64,
@@ -156,10 +156,10 @@ fn summarize(
 ) -> Result<Report, Box<dyn std::error::Error>> {
     let n = estimates.len().max(1) as f64;
     let mean = |f: fn(&Estimate) -> f64| estimates.iter().map(f).sum::<f64>() / n;
-    let mut devices: BTreeMap<String, DeviceSummary> = BTreeMap::new();
+    let mut devices: BTreeMap<DeviceId, DeviceSummary> = BTreeMap::new();
     for w in pool.workers() {
-        let d = devices.entry(w.device.clone()).or_insert_with(|| DeviceSummary {
-            device: w.device.clone(),
+        let d = devices.entry(w.device).or_insert_with(|| DeviceSummary {
+            device: w.device,
             workers: 0,
             tasks: 0,
             failed: 0,

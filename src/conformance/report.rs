@@ -196,7 +196,7 @@ fn abridge(message: &str) -> String {
 
 /// Runs every case on every device, computing each case's reference once.
 pub fn run(devices: &[Device], cases: &[Case]) -> Report {
-    let mut report = Report::new(devices.iter().map(Device::id).collect());
+    let mut report = Report::new(devices.iter().map(|d| d.id().to_string()).collect());
     for case in cases {
         report.cases += 1;
         match Prepared::new(case) {

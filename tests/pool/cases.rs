@@ -50,7 +50,10 @@ pub fn task_error(mode: WorkerMode) {
         matches!(&err.kind, TaskErrorKind::Failed { message, sticky_device_fault: false } if message == "deliberate failure 3"),
         "{err:?}"
     );
-    assert_eq!((err.task.as_str(), err.worker, err.device.as_deref()), ("fail", Some(0), Some("cpu:0")));
+    assert_eq!(
+        (err.task.as_str(), err.worker, err.device.map(|d| d.to_string())),
+        ("fail", Some(0), Some("cpu:0".to_string()))
+    );
     assert!(err.to_string().contains("deliberate failure 3") && err.to_string().contains("task fail #0"), "{err}");
     // The worker survives a task error.
     assert_eq!(pool.submit::<Echo>(9).wait().unwrap(), 9);

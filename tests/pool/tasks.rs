@@ -111,7 +111,7 @@ impl Task for WhereAmI {
         Ok(Where {
             pid: std::process::id(),
             worker: ctx.worker_id(),
-            device: ctx.device().id(),
+            device: ctx.device().id().to_string(),
             index: ctx.task_index(),
             attempt: ctx.attempt(),
             in_process: ctx.in_process_worker(),

@@ -70,7 +70,7 @@ pub(super) fn run(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape,
             return Err(Error::Unsupported {
                 op: format!("cuBLAS matmul of {lhs} @ {rhs} (sizes beyond its int arguments, or k = 0)"),
                 dtype,
-                device: dev.id().into(),
+                device: Some(dev.id()),
             });
         }
         cublas_gemm(dev, dtype, a, b, &out, (batch, m, n, k))?;
@@ -100,9 +100,9 @@ fn cublas_gemm(
     (batch, m, n, k): (usize, usize, usize, usize),
 ) -> Result<()> {
     let unsupported =
-        |why: String| Error::Unsupported { op: format!("cuBLAS matmul ({why})"), dtype, device: dev.id().into() };
+        |why: String| Error::Unsupported { op: format!("cuBLAS matmul ({why})"), dtype, device: Some(dev.id()) };
     let api = cublas::api().map_err(unsupported)?;
-    let failed = |e: cublas::CublasError| Error::Backend { device: dev.id().into(), message: e.to_string() };
+    let failed = |e: cublas::CublasError| Error::Backend { device: dev.id(), message: e.to_string() };
     let mut guard = dev.cublas.lock().unwrap_or_else(|p| p.into_inner());
     let handle = match guard.take() {
         Some(h) => h,
@@ -111,6 +111,6 @@ fn cublas_gemm(
     let handle = guard.insert(handle);
     match handle.gemm(dtype, a.ptr, b.ptr, out.ptr, batch, m, n, k) {
         Some(result) => result.map_err(failed),
-        None => Err(Error::Unsupported { op: "matmul".into(), dtype, device: dev.id().into() }),
+        None => Err(Error::Unsupported { op: "matmul".into(), dtype, device: Some(dev.id()) }),
     }
 }

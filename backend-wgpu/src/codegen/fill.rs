@@ -1,6 +1,7 @@
 //! Fill kernels: a constant (written as raw words, so f64 needs no 64-bit bitcast), and the
 //! Philox4x32-10 streams of core/src/philox.rs, bit for bit: one thread per Philox block.
 
+use polycompute_core::DeviceId;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -25,9 +26,9 @@ pub(crate) fn constant(words: u32) -> KernelSource {
 /// Random fills: `normal` false for uniform (floats in [0, 1), raw bits for integers), true
 /// for Box-Muller normals (through the accurate `ln`, `sin`, `cos` of `transcendental`, so
 /// they stay within a few ulp of the CPU's). Params: `n`, seed low word, seed high word.
-pub(crate) fn random(dtype: DType, normal: bool, device: &str) -> Result<KernelSource> {
+pub(crate) fn random(dtype: DType, normal: bool, device: DeviceId) -> Result<KernelSource> {
     if normal && dtype.is_int() {
-        return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: device.to_string() });
+        return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) });
     }
     let mut b = Builder::new(3);
     let elem = match dtype {

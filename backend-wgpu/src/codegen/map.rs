@@ -2,6 +2,7 @@
 //! planning classifies it (`plan::Access`): directly (same index), as a scalar, or through
 //! broadcast strides over the coalesced output shape.
 
+use polycompute_core::DeviceId;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -21,7 +22,7 @@ pub(crate) fn param_count(sig: &MapSignature) -> usize {
 /// The kernel of `sig`: its program over inputs read as its access classes, on an output of
 /// `sig.ndim` coalesced dimensions (used only by strided inputs). An f64 op WGSL cannot
 /// express is [`Error::Unsupported`].
-pub(crate) fn kernel(sig: &MapSignature, device: &str) -> Result<KernelSource> {
+pub(crate) fn kernel(sig: &MapSignature, device: DeviceId) -> Result<KernelSource> {
     let (program, ndim) = (&*sig.program, sig.ndim);
     let mut dtypes: BTreeSet<DType> = program.insts.iter().map(|i| i.dtype).collect();
     dtypes.extend(program.inputs.iter().copied());
@@ -70,16 +71,16 @@ pub(crate) fn kernel(sig: &MapSignature, device: &str) -> Result<KernelSource> {
     Ok(b.finish((WG, 1), &body))
 }
 
-fn unsupported(what: &str, dtype: DType, device: &str) -> Error {
+fn unsupported(what: &str, dtype: DType, device: DeviceId) -> Error {
     Error::Unsupported {
         op: format!("{what} (WGSL has no {dtype} {what}; compute in f32 or on another backend)"),
         dtype,
-        device: device.to_string(),
+        device: Some(device),
     }
 }
 
 /// The WGSL expression of instruction `i`.
-fn inst_expr(p: &Program, access: &[Access], i: usize, device: &str) -> Result<String> {
+fn inst_expr(p: &Program, access: &[Access], i: usize, device: DeviceId) -> Result<String> {
     let inst = p.insts[i];
     let d = inst.dtype;
     let t = wgsl_type(d);

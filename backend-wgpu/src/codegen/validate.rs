@@ -5,10 +5,13 @@ use std::sync::Arc;
 
 use polycompute_core::expr::Program;
 use polycompute_core::plan::{Access, MapSignature};
-use polycompute_core::{BinaryOp, DType, Expr, ReduceKind, UnaryOp};
+use polycompute_core::{BackendKind, BinaryOp, DType, DeviceId, Expr, ReduceKind, UnaryOp};
 
 use super::reduce::Pass;
 use super::KernelSource;
+
+/// The device named in the errors of kernels generated here (no device is involved).
+const TEST_DEVICE: DeviceId = DeviceId::new(BackendKind::Wgpu, 0);
 
 fn check(what: &str, src: &KernelSource) {
     let module = naga::front::wgsl::parse_str(&src.wgsl)
@@ -44,7 +47,7 @@ fn every_map_instruction_in_every_dtype() {
             // A strided walk over three dims, and no walk at all.
             for (access, ndim) in [([Access::Same, Access::Strided], 3), ([Access::Scalar, Access::Same], 0)] {
                 let sig = MapSignature { program: program.clone(), access: access.to_vec(), ndim };
-                match super::map::kernel(&sig, "test") {
+                match super::map::kernel(&sig, TEST_DEVICE) {
                     Ok(src) => check(&format!("map {name} {d} {access:?}"), &src),
                     // Only f64 transcendentals may be refused.
                     Err(polycompute_core::Error::Unsupported { dtype: DType::F64, .. }) => {}
@@ -68,7 +71,7 @@ fn every_reduction_pass_fill_matmul_and_transpose() {
             }
         }
         for normal in [false, true] {
-            if let Ok(src) = super::fill::random(d, normal, "test") {
+            if let Ok(src) = super::fill::random(d, normal, TEST_DEVICE) {
                 check(&format!("fill {d} normal={normal}"), &src);
             }
         }

@@ -31,8 +31,7 @@ pub(crate) fn run(dev: &WgpuDevice, how: Fill, dtype: DType, len: usize) -> Resu
         Fill::Uniform { seed } | Fill::Normal { seed } => {
             dev.require(dtype, "random fill")?;
             let normal = matches!(how, Fill::Normal { .. });
-            let kernel =
-                dev.kernel(KernelKey::FillRandom { dtype, normal }, || fill::random(dtype, normal, &dev.id))?;
+            let kernel = dev.kernel(KernelKey::FillRandom { dtype, normal }, || fill::random(dtype, normal, dev.id))?;
             let per = if dtype == DType::F64 { 2 } else { 4 };
             let blocks = len.div_ceil(per);
             Launch {

@@ -43,7 +43,7 @@ pub(crate) fn transpose(dev: &WgpuDevice, shape: &Shape, perm: &[usize], input: 
         params.extend(out_dims.iter().map(|&x| x as u32));
         params.extend(&gather);
         let sig = MapSignature { program, access: vec![Access::Strided], ndim: d };
-        let kernel = dev.kernel(KernelKey::Map(sig.clone()), || map_kernel(&sig, &dev.id))?;
+        let kernel = dev.kernel(KernelKey::Map(sig.clone()), || map_kernel(&sig, dev.id))?;
         Launch { kernel, buffers: vec![input.raw().clone(), out.raw().clone()], params, groups: groups(n, WG) }
     } else {
         let q = perm.iter().position(|&p| p == d - 1).unwrap_or(0);

@@ -35,7 +35,7 @@ pub(crate) fn run(
                 inputs.len()
             ),
             dtype: program.output_dtype(),
-            device: dev.id.clone(),
+            device: Some(dev.id),
         });
     }
     let n = shape.numel();
@@ -47,7 +47,7 @@ pub(crate) fn run(
     let mut params = vec![n as u32];
     params.extend(layout.words());
     let sig = layout.signature(program);
-    let kernel = dev.kernel(KernelKey::Map(sig.clone()), || kernel(&sig, &dev.id))?;
+    let kernel = dev.kernel(KernelKey::Map(sig.clone()), || kernel(&sig, dev.id))?;
     let mut buffers: Vec<wgpu::Buffer> = inputs.iter().map(|b| b.raw().clone()).collect();
     buffers.push(out.raw().clone());
     dev.launch(vec![Launch { kernel, buffers, params, groups: groups(n, WG) }])?;

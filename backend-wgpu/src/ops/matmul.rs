@@ -12,7 +12,7 @@ pub(crate) fn run(dev: &WgpuDevice, lhs: &Shape, rhs: &Shape, a: &WgpuBuffer, b:
     let dtype = a.dtype();
     dev.require(dtype, "matmul")?;
     if !dtype.is_float() {
-        return Err(Error::Unsupported { op: "matmul".into(), dtype, device: dev.id.clone() });
+        return Err(Error::Unsupported { op: "matmul".into(), dtype, device: Some(dev.id) });
     }
     let (l, r) = (lhs.dims(), rhs.dims());
     let (batch, m, k) = if l.len() == 3 { (l[0], l[1], l[2]) } else { (1, l[0], l[1]) };

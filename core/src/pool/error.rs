@@ -111,7 +111,7 @@ pub struct TaskError {
     /// The worker that ran it, if one did.
     pub worker: Option<usize>,
     /// That worker's device id (`cpu:0`, `cuda:1`, ...).
-    pub device: Option<String>,
+    pub device: Option<crate::DeviceId>,
     /// Attempts made (more than one when a crashed worker's task was retried).
     pub attempts: u32,
     /// What went wrong.

@@ -198,7 +198,12 @@ impl JobCtl {
     }
 
     /// Claims every input not delivered yet and delivers `kind` for each; returns how many.
-    pub(crate) fn fail_rest(&self, worker: Option<(usize, &str)>, attempts: u32, kind: TaskErrorKind) -> usize {
+    pub(crate) fn fail_rest(
+        &self,
+        worker: Option<(usize, crate::DeviceId)>,
+        attempts: u32,
+        kind: TaskErrorKind,
+    ) -> usize {
         self.fail_rest_counted(worker, attempts, kind, |_| {})
     }
 
@@ -206,7 +211,7 @@ impl JobCtl {
     /// a waiter woken by the results sees the worker's figures already updated).
     pub(crate) fn fail_rest_counted(
         &self,
-        worker: Option<(usize, &str)>,
+        worker: Option<(usize, crate::DeviceId)>,
         attempts: u32,
         kind: TaskErrorKind,
         count: impl FnOnce(u64),
@@ -228,7 +233,7 @@ impl JobCtl {
     pub(crate) fn error(
         &self,
         k: usize,
-        worker: Option<(usize, &str)>,
+        worker: Option<(usize, crate::DeviceId)>,
         attempts: u32,
         kind: TaskErrorKind,
     ) -> TaskError {
@@ -236,7 +241,7 @@ impl JobCtl {
             task: self.task.to_string(),
             index: self.first_index + k as u64,
             worker: worker.map(|w| w.0),
-            device: worker.map(|w| w.1.to_string()),
+            device: worker.map(|w| w.1),
             attempts,
             kind,
         }

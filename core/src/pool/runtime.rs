@@ -24,7 +24,7 @@ pub struct WorkerInfo {
     /// The worker's number.
     pub id: usize,
     /// Its device id.
-    pub device: String,
+    pub device: crate::DeviceId,
     /// Its current process id (process workers; 0 otherwise or before it started).
     pub pid: u32,
     /// Tasks it finished (results of any kind).
@@ -86,7 +86,7 @@ impl Pool {
             super::interrupt::register(&pool.inner).map_err(crate::Error::Pool)?;
         }
         let started = pool.inner.workers.start(&pool.inner);
-        started.map_err(|e| crate::Error::Pool(format!("cannot start worker threads: {e}")))?;
+        started.map_err(|source| crate::Error::Io { context: "cannot start worker threads".into(), source })?;
         Ok(pool)
     }
 
@@ -112,7 +112,7 @@ impl Pool {
             .iter()
             .map(|s| WorkerInfo {
                 id: s.id,
-                device: s.device_id.clone(),
+                device: s.device_id,
                 pid: s.pid.load(Ordering::Acquire),
                 tasks: s.stats.tasks.load(Ordering::Acquire),
                 failed: s.stats.failed.load(Ordering::Acquire),
@@ -352,7 +352,7 @@ impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pool")
             .field("mode", &self.inner.mode)
-            .field("workers", &self.inner.slots.iter().map(|s| s.device_id.as_str()).collect::<Vec<_>>())
+            .field("workers", &self.inner.slots.iter().map(|s| s.device_id.to_string()).collect::<Vec<_>>())
             .finish()
     }
 }

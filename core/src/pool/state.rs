@@ -69,7 +69,7 @@ pub(crate) struct Slot {
     pub(crate) id: usize,
     pub(crate) kind: BackendKind,
     pub(crate) ordinal: usize,
-    pub(crate) device_id: String,
+    pub(crate) device_id: crate::DeviceId,
     pub(crate) gen: AtomicU64,
     /// The worker's process id (process workers; 0 otherwise or before it started).
     pub(crate) pid: AtomicU32,
@@ -269,7 +269,7 @@ impl PoolState {
                     id: slots.len(),
                     kind,
                     ordinal,
-                    device_id: format!("{kind}:{ordinal}"),
+                    device_id: crate::DeviceId::new(kind, ordinal),
                     gen: AtomicU64::new(0),
                     pid: AtomicU32::new(0),
                     dead: AtomicBool::new(false),

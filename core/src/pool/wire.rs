@@ -63,7 +63,7 @@ pub(crate) enum FromWorker {
     /// First frame: the token from the environment and the worker's pid.
     Hello { token: String, pid: u32 },
     /// The device is open; jobs may come.
-    Ready { device: String },
+    Ready { device: crate::DeviceId },
     /// The worker could not start (its device did not open, ...).
     StartFailed { message: String },
     /// The results of job `id` (the body). With `retire`, the worker exits after this frame

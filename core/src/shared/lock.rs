@@ -41,7 +41,8 @@ impl SharedLock {
     pub fn with<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
         let err = |what: &str, e: std::io::Error| Error::SharedMemory {
             segment: self.name().to_string(),
-            why: format!("{what}: {e}"),
+            why: what.to_string(),
+            source: Some(e),
         };
         // Each call opens the file anew: a file lock belongs to an open file, so two threads
         // of one process exclude each other too.

@@ -173,6 +173,7 @@ impl<T: Element> SharedArray<T> {
                     handle.offset,
                     seg.data_bytes
                 ),
+                source: None,
             });
         };
         Ok(SharedArray { seg, shape: handle.shape.clone(), offset, _t: PhantomData })

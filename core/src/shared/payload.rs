@@ -87,7 +87,7 @@ pub(crate) fn spill<V: Serialize + ?Sized>(value: &V, size: usize, hand_over: bo
         if hand_over {
             let _ = std::fs::remove_file(seg.path()); // nobody will read it
         }
-        return Err(crate::Error::SharedMemory { segment: seg.name.clone(), why });
+        return Err(crate::Error::SharedMemory { segment: seg.name.clone(), why, source: None });
     }
     let r = PayloadRef { name: seg.name.clone(), pid: seg.pid, token: seg.token, len: size as u64 };
     Ok((r, Pins(vec![seg])))
@@ -101,6 +101,7 @@ pub(crate) fn read<R>(r: &PayloadRef, remove: bool, f: impl FnOnce(&[u8]) -> R) 
         return Err(crate::Error::SharedMemory {
             segment: r.name.clone(),
             why: format!("it holds {} bytes, the reference says {}", seg.data_bytes, r.len),
+            source: None,
         });
     }
     // SAFETY: the mapping holds `data_bytes` bytes after the header and lives until `seg`

@@ -78,7 +78,12 @@ fn dtype_code(d: Option<DType>) -> u32 {
 }
 
 fn err(segment: &str, why: impl Into<String>) -> Error {
-    Error::SharedMemory { segment: segment.to_string(), why: why.into() }
+    Error::SharedMemory { segment: segment.to_string(), why: why.into(), source: None }
+}
+
+/// A failed system call on segment `segment`, keeping the OS's error as the source.
+fn os_err(segment: &str, why: impl Into<String>, source: std::io::Error) -> Error {
+    Error::SharedMemory { segment: segment.to_string(), why: why.into(), source: Some(source) }
 }
 
 /// Whether `name` is a segment name this module makes (never a path: no separators).
@@ -105,7 +110,7 @@ impl Segment {
         let total = data_bytes
             .checked_add(HEADER)
             .ok_or_else(|| Error::TooLarge(format!("a shared array of {data_bytes} bytes")))?;
-        let io = |what: &str, e: std::io::Error| err(&name, format!("{what} {}: {e}", path.display()));
+        let io = |what: &str, e: std::io::Error| os_err(&name, format!("{what} {}", path.display()), e);
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -207,9 +212,9 @@ impl Segment {
                 };
                 return Err(err(name, why));
             }
-            Err(e) => return Err(err(name, format!("cannot open {}: {e}", path.display()))),
+            Err(e) => return Err(os_err(name, format!("cannot open {}", path.display()), e)),
         };
-        let len = file.metadata().map_err(|e| err(name, e.to_string()))?.len();
+        let len = file.metadata().map_err(|e| os_err(name, "cannot read its size", e))?.len();
         let mut header = [0u8; HEADER];
         if len < HEADER as u64 || file.read_exact(&mut header).is_err() || &header[..8] != MAGIC {
             return Err(err(name, "not a shared-array segment (bad header)"));
@@ -240,7 +245,7 @@ impl Segment {
         if dtype.is_none() {
             options.populate();
         }
-        let map = options.map_raw(&file).map_err(|e| err(name, format!("cannot map: {e}")))?;
+        let map = options.map_raw(&file).map_err(|e| os_err(name, "cannot map", e))?;
         Ok(Segment { name: name.to_string(), path, map, data_bytes, dtype, pid, token, owner: false })
     }
 

@@ -46,7 +46,7 @@ pub enum TestKitError {
     #[error("{id} is listed but does not open: {source}")]
     Open {
         /// The device id (`wgpu:1`).
-        id: String,
+        id: crate::DeviceId,
         /// The error opening it.
         #[source]
         source: crate::Error,
@@ -144,7 +144,7 @@ impl Required {
 
     /// Runs `check` on each of [`devices`](Required::devices), in order, and returns their
     /// ids. When `check` panics, the device's id goes to stderr before the panic goes on.
-    pub fn for_each_device(&self, mut check: impl FnMut(&Device)) -> Result<Vec<String>, TestKitError> {
+    pub fn for_each_device(&self, mut check: impl FnMut(&Device)) -> Result<Vec<crate::DeviceId>, TestKitError> {
         let mut ran = Vec::new();
         for dev in self.devices()? {
             let id = dev.id();
@@ -165,7 +165,7 @@ pub fn is_required(kind: BackendKind) -> bool {
 }
 
 /// [`Required::for_each_device`] with what `POLYCOMPUTE_REQUIRE` lists.
-pub fn for_each_device(check: impl FnMut(&Device)) -> Result<Vec<String>, TestKitError> {
+pub fn for_each_device(check: impl FnMut(&Device)) -> Result<Vec<crate::DeviceId>, TestKitError> {
     Required::from_env()?.for_each_device(check)
 }
 

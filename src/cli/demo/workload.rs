@@ -25,7 +25,7 @@ pub struct Estimate {
     /// The task's index.
     pub index: u64,
     /// The device that computed it.
-    pub device: String,
+    pub device: polycompute::DeviceId,
     /// 4 × the fraction of points in the quarter disc: π.
     pub pi: f64,
     /// The mean of exp(-(x²+y²)) over the unit square: (√π/2·erf 1)² ≈ 0.557746.

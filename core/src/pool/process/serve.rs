@@ -30,7 +30,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
     let mut inflight: VecDeque<InFlight> = VecDeque::new();
     let mut served = 0u64;
     let max = inner.cfg.max_tasks.unwrap_or(u64::MAX);
-    let who = (slot.id, slot.device_id.as_str());
+    let who = (slot.id, slot.device_id);
     // What one input of each task costs here (ns, moving average). A job is sent ahead
     // (up to the pool's pipeline depth) only while the work already at the worker is
     // expected to take under a millisecond: the worker then never waits for its next job
@@ -174,7 +174,7 @@ fn interrupted(
 ) -> Outcome {
     if inner.stopping() {
         for f in inflight {
-            f.job.ctl.fail_rest(Some((slot.id, &slot.device_id)), f.job.attempt, TaskErrorKind::ShutDown);
+            f.job.ctl.fail_rest(Some((slot.id, slot.device_id)), f.job.attempt, TaskErrorKind::ShutDown);
         }
         return Outcome::Stop;
     }
@@ -205,7 +205,7 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
     let Some(head) = head else {
         return Err(io::Error::new(io::ErrorKind::InvalidData, format!("results for job {id}, not the one sent")));
     };
-    let who = (slot.id, slot.device_id.as_str());
+    let who = (slot.id, slot.device_id);
     let (job, ctl) = (&head.job, &head.job.ctl);
     let mut out = Vec::with_capacity(ctl.len);
     let mut failed = 0;
@@ -267,7 +267,7 @@ fn crashed(inner: &Arc<PoolState>, slot: &Slot, w: &mut Worker, mut inflight: Ve
         inner.enqueue(Job { attempt: job.attempt + 1, ..job });
     } else {
         let kind = TaskErrorKind::Crashed { code, signal };
-        job.ctl.fail_rest_counted(Some((slot.id, &slot.device_id)), job.attempt, kind, |n| slot.stats.count_failed(n));
+        job.ctl.fail_rest_counted(Some((slot.id, slot.device_id)), job.attempt, kind, |n| slot.stats.count_failed(n));
     }
     Outcome::Exited
 }

@@ -73,7 +73,7 @@ impl WorkerKind for ThreadWorkers {
         for (slot, mine) in pool.slots.iter().zip(self.slots.iter()) {
             let current = mine.current.lock_unpoisoned().take();
             if let Some(ctl) = current {
-                ctl.fail_rest(Some((slot.id, &slot.device_id)), 1, TaskErrorKind::ShutDown);
+                ctl.fail_rest(Some((slot.id, slot.device_id)), 1, TaskErrorKind::ShutDown);
             }
         }
     }

@@ -32,7 +32,7 @@ pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Du
             }
             if let Some(ctl) = current {
                 let kind = TaskErrorKind::Timeout { after: timeout };
-                ctl.fail_rest_counted(Some((slot.id, &slot.device_id)), 1, kind, |n| slot.stats.count_failed(n));
+                ctl.fail_rest_counted(Some((slot.id, slot.device_id)), 1, kind, |n| slot.stats.count_failed(n));
                 worker::replace(&inner, &threads, slot, gen);
             }
         }

@@ -49,7 +49,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
     };
     let mut ctx = WorkerContext::new(slot.id, device, false, inner.cfg.seed, inner.broadcast.clone());
     let alive = || slot.gen.load(Ordering::Acquire) == gen;
-    let who = (slot.id, slot.device_id.as_str());
+    let who = (slot.id, slot.device_id);
     let mut served = 0u64;
     loop {
         let job = match inner.queue_rx.recv() {
