@@ -8,6 +8,7 @@
 //! reference under the case's tolerance. A backend that is not compiled in or has no device is
 //! skipped, and says so; `POLYCOMPUTE_REQUIRE=wgpu,cuda` (any subset) makes that a failure.
 
+use polycompute_core::sync::LockUnpoisoned;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -29,7 +30,7 @@ struct Shared {
 
 impl Shared {
     fn get(&self) -> Result<Arc<Prepared>, Failed> {
-        let mut slot = self.prepared.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.prepared.lock_unpoisoned();
         if let Some(p) = slot.as_ref() {
             return Ok(p.clone());
         }
@@ -40,7 +41,7 @@ impl Shared {
 
     fn done(&self) {
         if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.prepared.lock().unwrap_or_else(|p| p.into_inner()).take();
+            self.prepared.lock_unpoisoned().take();
         }
     }
 

@@ -1,6 +1,7 @@
 //! Device memory: a pool that reuses freed storage buffers by size class, the buffer type
 //! arrays hold, and pooled staging buffers for readback.
 
+use polycompute_core::sync::LockUnpoisoned;
 use polycompute_core::DeviceId;
 use std::any::Any;
 use std::collections::HashMap;
@@ -56,7 +57,7 @@ impl BufferPool {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Free> {
-        self.free.lock().unwrap_or_else(|p| p.into_inner())
+        self.free.lock_unpoisoned()
     }
 
     /// Number of buffers waiting in the free lists (for tests and reports).

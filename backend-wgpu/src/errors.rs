@@ -2,6 +2,7 @@
 //! uncaptured-error handler and a device-lost callback, so no error ever reaches wgpu's
 //! default handler (which panics).
 
+use polycompute_core::sync::LockUnpoisoned;
 use polycompute_core::DeviceId;
 use std::sync::{Arc, Mutex};
 
@@ -102,7 +103,7 @@ impl ErrorSink {
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock_unpoisoned()
 }
 
 /// The full text of a wgpu error, including its sources (naga's log for a shader error).

@@ -2,6 +2,7 @@
 //! never by sizes, which travel in a uniform buffer: a repeated map compiles once whatever
 //! its shape, and a cache hit does not even generate the source.
 
+use polycompute_core::sync::LockUnpoisoned;
 use polycompute_core::DeviceId;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -61,7 +62,7 @@ impl PipelineCache {
         key: KernelKey,
         build: impl FnOnce() -> Result<KernelSource>,
     ) -> Result<Arc<Kernel>> {
-        let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kernels = self.kernels.lock_unpoisoned();
         if let Some(k) = kernels.get(&key) {
             return Ok(k.clone());
         }

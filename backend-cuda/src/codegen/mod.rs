@@ -11,6 +11,7 @@ pub mod matmul;
 pub mod reduce;
 pub mod semantics;
 
+use polycompute_core::sync::LockUnpoisoned;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -87,11 +88,11 @@ pub enum KernelKey {
 pub fn cached(key: KernelKey, make: impl FnOnce() -> Kernel) -> Arc<Kernel> {
     static MEMO: OnceLock<Mutex<HashMap<KernelKey, Arc<Kernel>>>> = OnceLock::new();
     let memo = MEMO.get_or_init(Default::default);
-    if let Some(k) = memo.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+    if let Some(k) = memo.lock_unpoisoned().get(&key) {
         return k.clone();
     }
     let kernel = Arc::new(make());
-    memo.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_insert(kernel).clone()
+    memo.lock_unpoisoned().entry(key).or_insert(kernel).clone()
 }
 
 /// The fill kernel of `fill` over `dtype`, memoized.

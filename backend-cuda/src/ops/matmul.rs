@@ -1,6 +1,7 @@
 //! Matmul: cuBLAS when it loads (or on request), else the own tiled kernel; the choice is
 //! made here, per call, from [`matmul_impl`].
 
+use polycompute_core::sync::LockUnpoisoned;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use polycompute_core::op::matmul_shape;
@@ -103,7 +104,7 @@ fn cublas_gemm(
         |why: String| Error::Unsupported { op: format!("cuBLAS matmul ({why})"), dtype, device: Some(dev.id()) };
     let api = cublas::api().map_err(unsupported)?;
     let failed = |e: cublas::CublasError| Error::Backend { device: dev.id(), message: e.to_string() };
-    let mut guard = dev.cublas.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = dev.cublas.lock_unpoisoned();
     let handle = match guard.take() {
         Some(h) => h,
         None => CublasHandle::new(api, dev.ctx.stream()).map_err(failed)?,
