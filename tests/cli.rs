@@ -48,7 +48,10 @@ fn demo_without_any_success_says_why_in_one_line_and_exits_1() {
     assert!(stdout.is_empty(), "no table, no estimate of nothing: {stdout}");
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "one line: {stderr}");
-    assert!(lines[0].starts_with("error: no task succeeded: all 3 failed (cpu:0: #0: failed: array too large"), "{stderr}");
+    assert!(
+        lines[0].starts_with("error: no task succeeded: all 3 failed (cpu:0: #0: failed: array too large"),
+        "{stderr}"
+    );
 }
 
 #[cfg(feature = "wgpu")]

@@ -80,7 +80,11 @@ pub fn failures(errors: &[TaskError]) -> Vec<DeviceFailures> {
     }
     by_device
         .into_iter()
-        .map(|(device, (failed, e))| DeviceFailures { device, failed, first_error: format!("#{}: {}", e.index, e.kind) })
+        .map(|(device, (failed, e))| DeviceFailures {
+            device,
+            failed,
+            first_error: format!("#{}: {}", e.index, e.kind),
+        })
         .collect()
 }
 
@@ -91,8 +95,7 @@ fn device_name(d: Option<DeviceId>) -> String {
 
 /// The one-line reason when no task succeeded.
 pub fn none_succeeded(r: &Report) -> String {
-    let why: Vec<String> =
-        r.failures.iter().map(|f| format!("{}: {}", device_name(f.device), f.first_error)).collect();
+    let why: Vec<String> = r.failures.iter().map(|f| format!("{}: {}", device_name(f.device), f.first_error)).collect();
     let how_many = if r.failed == r.tasks {
         format!("all {} failed", r.tasks)
     } else {
@@ -112,7 +115,11 @@ pub fn table(r: &Report) -> String {
         let _ = writeln!(out, "interrupted: {} tasks finished before Ctrl-C", r.succeeded + r.failed);
     }
     let wall = Duration::from_secs_f64(r.wall_s);
-    let _ = writeln!(out, "{} tasks: {} succeeded, {} failed, in {wall:.2?} with {mode} workers", r.tasks, r.succeeded, r.failed);
+    let _ = writeln!(
+        out,
+        "{} tasks: {} succeeded, {} failed, in {wall:.2?} with {mode} workers",
+        r.tasks, r.succeeded, r.failed
+    );
     let _ = writeln!(
         out,
         "{:<10} {:>7} {:>7} {:>7} {:>9} {:>10} {:>14}",
@@ -179,7 +186,7 @@ mod tests {
             failed: errors.len(),
             failures: failures(errors),
             wall_s: 1.0,
-            estimates: (succeeded > 0).then_some(Estimates { pi: 3.14, gauss: 0.55, gram_mean: 6.0 }),
+            estimates: (succeeded > 0).then_some(Estimates { pi: 3.125, gauss: 0.55, gram_mean: 6.0 }),
             devices: Vec::new(),
             cross_check: CrossCheck { checked: vec![0], max_rel_err: 0.0, tolerance: 1e-4, ok: succeeded > 0 },
             interrupted: false,
@@ -190,7 +197,8 @@ mod tests {
     fn failures_are_counted_per_device_with_the_first_error() {
         let gl = DeviceId::new(BackendKind::Wgpu, 1);
         let cpu = DeviceId::new(BackendKind::Cpu, 0);
-        let errors = [error(7, Some(gl), "late"), error(2, Some(gl), "early"), error(5, Some(cpu), "cpu"), error(9, None, "x")];
+        let errors =
+            [error(7, Some(gl), "late"), error(2, Some(gl), "early"), error(5, Some(cpu), "cpu"), error(9, None, "x")];
         let f = failures(&errors);
         let summary: Vec<(Option<DeviceId>, usize, &str)> =
             f.iter().map(|f| (f.device, f.failed, f.first_error.as_str())).collect();
@@ -205,8 +213,11 @@ mod tests {
         let gl = DeviceId::new(BackendKind::Wgpu, 1);
         let t = table(&report(6, &[error(3, Some(gl), "map is not supported"), error(4, Some(gl), "again")]));
         assert!(t.contains("8 tasks: 6 succeeded, 2 failed"), "{t}");
-        assert!(t.contains("FAILED: 2 of 8 tasks") && t.contains("wgpu:1 (2 failed) #3: failed: map is not supported"), "{t}");
-        assert!(t.contains("cover only the 6 successful tasks") && t.contains("pi        ~ 3.14"), "{t}");
+        assert!(
+            t.contains("FAILED: 2 of 8 tasks") && t.contains("wgpu:1 (2 failed) #3: failed: map is not supported"),
+            "{t}"
+        );
+        assert!(t.contains("cover only the 6 successful tasks") && t.contains("pi        ~ 3.125000"), "{t}");
         let ok = table(&report(8, &[]));
         assert!(!ok.contains("FAILED") && !ok.contains("cover only"), "{ok}");
     }
