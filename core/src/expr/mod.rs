@@ -112,14 +112,15 @@ pub enum Node {
     Cast(Expr, DType),
 }
 
-/// A constant in an [`Expr`]: typed, or a Rust literal that adopts its context's dtype.
+/// A constant in an [`Expr`]: typed, or a weak Rust literal that takes its dtype from its
+/// context (see the module docs' "Literal typing").
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Literal {
     /// A constant of a fixed dtype.
     Typed(Scalar),
-    /// A float literal (stored by bits), adopting the other operand's float dtype.
+    /// A float literal (stored by bits): f32 or f64, as its context decides.
     Float(u64),
-    /// An integer literal, adopting the other operand's dtype.
+    /// An integer literal: any dtype its context decides.
     Int(i64),
 }
 
@@ -300,12 +301,14 @@ impl Expr {
         Expr::new(Node::Lit(Literal::Typed(value)))
     }
 
-    /// A float literal that takes the dtype of the expression it meets.
+    /// A weak float literal: it takes the dtype of the expression it meets, else of its use
+    /// (a cast, the result), else f64 (module docs, "Literal typing").
     pub fn float(value: f64) -> Expr {
         Expr::new(Node::Lit(Literal::Float(value.to_bits())))
     }
 
-    /// An integer literal that takes the dtype of the expression it meets.
+    /// A weak integer literal: it takes the dtype of the expression it meets, else of its
+    /// use (a cast, the result), else i32 (module docs, "Literal typing").
     pub fn int(value: i64) -> Expr {
         Expr::new(Node::Lit(Literal::Int(value)))
     }

@@ -196,7 +196,8 @@ impl Program {
     }
 }
 
-/// What a subtree's dtype is before context: known, or made only of Rust literals.
+/// What a subtree's dtype is before context: known, or decided only by Rust literals (a
+/// literal, ops on literals, a `select` of literal branches whatever its condition).
 #[derive(Copy, Clone, Debug, PartialEq)]
 enum Nature {
     Known(DType),
