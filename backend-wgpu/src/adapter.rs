@@ -4,8 +4,10 @@
 use polycompute_core::{BackendKind, DeviceInfo, Error, Result};
 
 /// A fresh wgpu instance over every backend compiled in. `WGPU_BACKEND` (wgpu's own
-/// variable, e.g. `vulkan` or `gl`) narrows the set, as in every wgpu program.
+/// variable, e.g. `vulkan` or `gl`) narrows the set, as in every wgpu program. Every
+/// instance is made here, after the GL driver has a runtime directory (`runtime_dir`).
 pub(crate) fn instance() -> wgpu::Instance {
+    crate::runtime_dir::ensure();
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::all();
     wgpu::Instance::new(desc.with_env())

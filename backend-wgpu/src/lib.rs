@@ -14,7 +14,8 @@
 //!   (core's blanket `DeviceBackend` validates every call before it);
 //! - `buffer.rs`: [`WgpuBuffer`] and the pool that reuses freed buffers;
 //! - `errors.rs`: wgpu's errors as polycompute's, and the [`FaultCode`]s;
-//! - `adapter.rs`: adapter enumeration; `pipeline_cache.rs`: compiled kernels by signature.
+//! - `adapter.rs`: adapter enumeration; `pipeline_cache.rs`: compiled kernels by signature;
+//!   `runtime_dir.rs`: a private `XDG_RUNTIME_DIR`, so Mesa's GL probe stays quiet.
 //!
 //! [`BackendDevice`]: polycompute_core::BackendDevice
 
@@ -27,6 +28,7 @@ mod device;
 mod errors;
 mod ops;
 mod pipeline_cache;
+mod runtime_dir;
 
 use std::sync::{Arc, OnceLock};
 

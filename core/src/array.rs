@@ -281,7 +281,8 @@ pub fn map<T: Element, U: Element>(
     };
     let args: Vec<Expr> = (0..inputs.len()).map(Expr::arg).collect();
     let expr = f(&args);
-    let program = Program::compile(&expr, &vec![T::DTYPE; inputs.len()])?;
+    // The result type decides literals nothing else types (`select(c, 1.0, 0.0)`).
+    let program = Program::compile_to(&expr, &vec![T::DTYPE; inputs.len()], U::DTYPE)?;
     let mut shape = Shape::scalar();
     for a in inputs {
         same_device(&first.device, &a.device)?;

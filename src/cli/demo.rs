@@ -1,18 +1,21 @@
 //! `polycompute demo`: the compute server this project exists for. A pool with one worker
 //! per available device (the CPU when there is no GPU) runs a batch of Monte-Carlo tasks
 //! built from the op set, shows a progress bar, prints a per-device summary, and checks a
-//! sample of the results against a recomputation on the CPU.
+//! sample of the results against a recomputation on the CPU. Everything is f32, so it runs
+//! on every device the pool opens, adapters without f64 included. Failed tasks are counted
+//! per device with their first error; the estimates cover the successful tasks only.
 
+mod report;
 mod workload;
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use polycompute::pool::{DeviceSelection, TaskErrorKind};
+use polycompute::pool::{DeviceSelection, TaskError, TaskErrorKind};
 use polycompute::{Device, DeviceId, Pool, WorkerMode};
-use serde::Serialize;
 
+use report::{CrossCheck, DeviceSummary, Estimates, Report};
 pub use workload::tasks;
 use workload::{Batch, Estimate, MonteCarlo};
 
@@ -46,43 +49,6 @@ pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-/// One device's share of the work.
-#[derive(Serialize)]
-struct DeviceSummary {
-    device: DeviceId,
-    workers: usize,
-    tasks: u64,
-    failed: u64,
-    restarts: u64,
-    busy_s: f64,
-    tasks_per_s: f64,
-    samples_per_s: f64,
-}
-
-/// The CPU recomputation of a sample of tasks.
-#[derive(Serialize)]
-struct CrossCheck {
-    checked: Vec<u64>,
-    max_rel_err: f64,
-    tolerance: f64,
-    ok: bool,
-}
-
-#[derive(Serialize)]
-struct Report {
-    mode: WorkerMode,
-    plan: String,
-    tasks: usize,
-    failed: usize,
-    wall_s: f64,
-    pi: f64,
-    gauss: f64,
-    gram_mean: f64,
-    devices: Vec<DeviceSummary>,
-    cross_check: CrossCheck,
-    interrupted: bool,
 }
 
 /// Relative difference, safe at zero.
@@ -126,15 +92,18 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let wall = t0.elapsed();
     let interrupted = pool.interrupted();
-    for e in &errors {
-        eprintln!("error: {e}");
-    }
-    let report = summarize(&pool, &args, batch, &estimates, errors.len(), wall, interrupted)?;
+    let report = summarize(&pool, &args, batch, &estimates, &errors, wall, interrupted)?;
     pool.shutdown();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_table(&report);
+    }
+    if report.estimates.is_none() && !interrupted {
+        // Nothing to summarize: one line that says why (stdout stays JSON under --json).
+        eprintln!("error: {}", report::none_succeeded(&report));
+        return Ok(ExitCode::FAILURE);
+    }
+    if !args.json {
+        print!("{}", report::table(&report));
     }
     Ok(if interrupted {
         ExitCode::from(130)
@@ -150,11 +119,11 @@ fn summarize(
     args: &Args,
     batch: Batch,
     estimates: &[Estimate],
-    failed: usize,
+    errors: &[TaskError],
     wall: Duration,
     interrupted: bool,
 ) -> Result<Report, Box<dyn std::error::Error>> {
-    let n = estimates.len().max(1) as f64;
+    let n = estimates.len() as f64;
     let mean = |f: fn(&Estimate) -> f64| estimates.iter().map(f).sum::<f64>() / n;
     let mut devices: BTreeMap<DeviceId, DeviceSummary> = BTreeMap::new();
     for w in pool.workers() {
@@ -196,12 +165,16 @@ fn summarize(
     Ok(Report {
         mode: pool.mode(),
         plan: pool.plan().reason.clone(),
-        tasks: estimates.len(),
-        failed,
+        tasks: args.tasks,
+        succeeded: estimates.len(),
+        failed: errors.len(),
+        failures: report::failures(errors),
         wall_s: wall.as_secs_f64(),
-        pi: mean(|e| e.pi),
-        gauss: mean(|e| e.gauss),
-        gram_mean: mean(|e| e.gram_mean),
+        estimates: (!estimates.is_empty()).then(|| Estimates {
+            pi: mean(|e| e.pi),
+            gauss: mean(|e| e.gauss),
+            gram_mean: mean(|e| e.gram_mean),
+        }),
         devices: devices.into_values().collect(),
         cross_check: CrossCheck {
             ok: !checked.is_empty() && max_rel_err <= tolerance,
@@ -211,38 +184,4 @@ fn summarize(
         },
         interrupted,
     })
-}
-
-fn print_table(r: &Report) {
-    let mode = if r.mode == WorkerMode::Process { "process" } else { "thread" };
-    if r.interrupted {
-        println!("interrupted: {} tasks finished before Ctrl-C", r.tasks);
-    }
-    println!(
-        "{} tasks ({} failed) in {:.2?} with {mode} workers",
-        r.tasks,
-        r.failed,
-        Duration::from_secs_f64(r.wall_s)
-    );
-    println!(
-        "{:<10} {:>7} {:>7} {:>7} {:>9} {:>10} {:>14}",
-        "device", "workers", "tasks", "failed", "busy", "tasks/s", "samples/s"
-    );
-    for d in &r.devices {
-        println!(
-            "{:<10} {:>7} {:>7} {:>7} {:>8.2}s {:>10.1} {:>14.3e}",
-            d.device, d.workers, d.tasks, d.failed, d.busy_s, d.tasks_per_s, d.samples_per_s
-        );
-    }
-    println!("pi        ~ {:.6} (error {:.2e})", r.pi, (r.pi - std::f64::consts::PI).abs());
-    println!("gauss     ~ {:.6} (exact 0.557746)", r.gauss);
-    println!("gram mean ~ {:.4}", r.gram_mean);
-    let c = &r.cross_check;
-    println!(
-        "cross-check: tasks {:?} recomputed on the CPU, max relative error {:.1e} (tolerance {:.0e}): {}",
-        c.checked,
-        c.max_rel_err,
-        c.tolerance,
-        if c.ok { "ok" } else { "MISMATCH" }
-    );
 }

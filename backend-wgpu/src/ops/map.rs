@@ -25,7 +25,9 @@ pub(crate) fn run(
 ) -> Result<WgpuBuffer> {
     let dtypes: BTreeSet<DType> = program.insts.iter().map(|i| i.dtype).chain(program.inputs.iter().copied()).collect();
     for d in &dtypes {
-        dev.require(*d, "map")?;
+        // Name where the dtype enters the expression (an explicit `cast(arg0, f64)`).
+        let what = program.first_use_of(*d).map_or_else(|| "map".to_string(), |e| format!("map's {e}"));
+        dev.require(*d, &what)?;
     }
     let max_buffers = dev.limits.max_storage_buffers_per_shader_stage as usize;
     if inputs.len() + 1 > max_buffers {

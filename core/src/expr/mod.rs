@@ -13,10 +13,12 @@
 //!
 //! # Semantics (identical on every backend)
 //!
-//! * Operands of a binary op must have the same dtype; a Rust literal (`2.0`, `3`) takes the
-//!   dtype of the other operand. A float literal next to an integer operand, a negative
-//!   literal next to a `u32`, or a literal out of range is an [`crate::Error::InvalidExpr`].
-//!   An expression made of literals alone is `f64` (float literals) or `i32`.
+//! * Operands of a binary op must have the same dtype. A Rust literal (`2.0`, `3`, from
+//!   [`Expr::float`] / [`Expr::int`]) is *weak*, as a Python scalar is in numpy (NEP 50): it
+//!   has no dtype of its own and takes one from its context, so no literal ever widens an
+//!   array's computation (see [Literal typing](#literal-typing)). A float literal next to an
+//!   integer operand, a negative literal next to a `u32`, or a literal out of range is an
+//!   [`crate::Error::InvalidExpr`].
 //! * Comparisons (`eq ne lt le gt ge`) give 1 or 0 **in the operands' dtype** (1.0/0.0 for
 //!   floats), so a mask multiplies directly. Any comparison with NaN is false, `ne` true.
 //! * `select(c, a, b)` is `a` where `c != 0`, else `b`; `c` may have any dtype (NaN counts as
@@ -38,7 +40,44 @@
 //!   range, NaN gives 0 (Rust's `as`); between `i32` and `u32` it reinterprets the bits;
 //!   to a float it rounds to nearest even.
 //! * [`Expr::index`] is the flat row-major index of the output element, as `u32`.
+//!
+//! # Literal typing
+//!
+//! A literal's dtype is decided, in this order, by:
+//!
+//! 1. **the typed operand it meets**: in `x * 2.0` over an f32 array the `2.0` is an f32 and
+//!    the product stays f32; in `x + 3` over f32 the `3` is `3.0f32`; a subexpression of
+//!    literals (`x * (Expr::float(1.0) / 3.0)`) is computed in the dtype it meets;
+//! 2. **its use**, when no typed operand is in reach (both branches of a `select`, a
+//!    literal alone): a cast's target (`select(c, 1.0, 0.0).cast(F32)` selects between
+//!    f32 constants and the cast disappears; `(Expr::int(7) / 2).cast(F32)` is 3.5,
+//!    computed in f32), then the result dtype the caller asks for
+//!    ([`Program::compile_to`]; `map`'s result type). A float literal never becomes an
+//!    integer: cast to one, it is computed as f64 and converted;
+//! 3. **the default**: `f64` for float literals, `i32` for integer ones
+//!    (`Program::compile(&Expr::float(1.0), &[])` is an f64 constant).
+//!
+//! [`Expr::scalar`] makes a literal of a fixed dtype (`Scalar::I32(7)` divides as an
+//! integer whatever its use). A typed value is never converted implicitly: only an
+//! explicit [`Expr::cast`] changes a dtype, so `x.cast(DType::F64)` really computes in f64
+//! (and a device without f64 reports `Unsupported`, naming that sub-expression).
+//!
+//! The compiler folds constants: an op whose operands are all literals (a cast of a
+//! literal, `Expr::float(2.0).sqrt()`, a `select` with a constant condition) becomes the
+//! constant it computes, in its resolved dtype, with the semantics above. So literals
+//! reach a device only in the dtype of the computation they are part of.
+//!
+//! ```
+//! use polycompute_core::{DType, Expr, Program};
+//! let x = Expr::arg(0);
+//! let f32_only = |e: &Expr| Program::compile(e, &[DType::F32]).unwrap().insts.iter().all(|i| i.dtype == DType::F32);
+//! assert!(f32_only(&(&x * 2.0 + 1)));
+//! assert!(f32_only(&Expr::select(x.clone().le(1.0), 1.0, 0.0).cast(DType::F32)));
+//! assert!(f32_only(&(&x * Expr::float(2.0).sqrt())));
+//! assert!(!f32_only(&x.cast(DType::F64).sqrt().cast(DType::F32)));
+//! ```
 
+mod fold;
 mod ops;
 mod program;
 
@@ -73,14 +112,15 @@ pub enum Node {
     Cast(Expr, DType),
 }
 
-/// A constant in an [`Expr`]: typed, or a Rust literal that adopts its context's dtype.
+/// A constant in an [`Expr`]: typed, or a weak Rust literal that takes its dtype from its
+/// context (see the module docs' "Literal typing").
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Literal {
     /// A constant of a fixed dtype.
     Typed(Scalar),
-    /// A float literal (stored by bits), adopting the other operand's float dtype.
+    /// A float literal (stored by bits): f32 or f64, as its context decides.
     Float(u64),
-    /// An integer literal, adopting the other operand's dtype.
+    /// An integer literal: any dtype its context decides.
     Int(i64),
 }
 
@@ -261,12 +301,14 @@ impl Expr {
         Expr::new(Node::Lit(Literal::Typed(value)))
     }
 
-    /// A float literal that takes the dtype of the expression it meets.
+    /// A weak float literal: it takes the dtype of the expression it meets, else of its use
+    /// (a cast, the result), else f64 (module docs, "Literal typing").
     pub fn float(value: f64) -> Expr {
         Expr::new(Node::Lit(Literal::Float(value.to_bits())))
     }
 
-    /// An integer literal that takes the dtype of the expression it meets.
+    /// A weak integer literal: it takes the dtype of the expression it meets, else of its
+    /// use (a cast, the result), else i32 (module docs, "Literal typing").
     pub fn int(value: i64) -> Expr {
         Expr::new(Node::Lit(Literal::Int(value)))
     }

@@ -1,0 +1,296 @@
+//! Constant folding: the value of an instruction whose operands are all constants, computed
+//! on the host with exactly the semantics of the module docs (`super`), in the instruction's
+//! dtype. The program compiler uses it so that casts of literals and subexpressions made of
+//! literals reach no device: `Expr::float(0.5).cast(DType::F32)` is the f32 constant 0.5, not
+//! an f64 literal and a conversion a device without f64 could not run.
+
+use super::{BinaryOp, UnaryOp};
+use crate::dtype::{DType, Scalar};
+
+/// `op(a)` in `a`'s dtype, or `None` when the op is not defined for it (a float-only op on
+/// an integer: the type checker reports that case before folding is tried).
+pub(super) fn unary(op: UnaryOp, a: Scalar) -> Option<Scalar> {
+    use UnaryOp::*;
+    Some(match a {
+        Scalar::F32(x) => Scalar::F32(match op {
+            Neg => -x,
+            Abs => x.abs(),
+            Sqrt => x.sqrt(),
+            Recip => 1.0 / x,
+            Exp => x.exp(),
+            Ln => x.ln(),
+            Sin => x.sin(),
+            Cos => x.cos(),
+            Tan => x.tan(),
+            Tanh => x.tanh(),
+            Floor => x.floor(),
+            Ceil => x.ceil(),
+            Round => x.round_ties_even(),
+        }),
+        Scalar::F64(x) => Scalar::F64(match op {
+            Neg => -x,
+            Abs => x.abs(),
+            Sqrt => x.sqrt(),
+            Recip => 1.0 / x,
+            Exp => x.exp(),
+            Ln => x.ln(),
+            Sin => x.sin(),
+            Cos => x.cos(),
+            Tan => x.tan(),
+            Tanh => x.tanh(),
+            Floor => x.floor(),
+            Ceil => x.ceil(),
+            Round => x.round_ties_even(),
+        }),
+        Scalar::I32(x) => Scalar::I32(match op {
+            Neg => x.wrapping_neg(),
+            Abs => x.wrapping_abs(),
+            Floor | Ceil | Round => x,
+            _ => return None,
+        }),
+        Scalar::U32(x) => Scalar::U32(match op {
+            Neg => x.wrapping_neg(),
+            Abs | Floor | Ceil | Round => x,
+            _ => return None,
+        }),
+    })
+}
+
+/// `a op b` for operands of one dtype, or `None` when the dtypes differ or the op is not
+/// defined for them.
+pub(super) fn binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
+    Some(match (a, b) {
+        (Scalar::F32(x), Scalar::F32(y)) => Scalar::F32(float_binary(op, x, y)?),
+        (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(float_binary(op, x, y)?),
+        (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(i32_binary(op, x, y)?),
+        (Scalar::U32(x), Scalar::U32(y)) => Scalar::U32(u32_binary(op, x, y)?),
+        _ => return None,
+    })
+}
+
+/// `a` converted to `to` (Rust's `as`: floats to integers truncate and saturate, NaN is 0;
+/// `i32` and `u32` reinterpret each other's bits; to a float rounds to nearest even).
+pub(super) fn cast(a: Scalar, to: DType) -> Scalar {
+    macro_rules! to {
+        ($v:expr) => {
+            match to {
+                DType::F32 => Scalar::F32($v as f32),
+                DType::F64 => Scalar::F64($v as f64),
+                DType::I32 => Scalar::I32($v as i32),
+                DType::U32 => Scalar::U32($v as u32),
+            }
+        };
+    }
+    match a {
+        Scalar::F32(v) => to!(v),
+        Scalar::F64(v) => to!(v),
+        Scalar::I32(v) => to!(v),
+        Scalar::U32(v) => to!(v),
+    }
+}
+
+/// True when `c` selects the `then` branch: non-zero, NaN included.
+pub(super) fn truthy(c: Scalar) -> bool {
+    match c {
+        Scalar::F32(v) => v != 0.0,
+        Scalar::F64(v) => v != 0.0,
+        Scalar::I32(v) => v != 0,
+        Scalar::U32(v) => v != 0,
+    }
+}
+
+/// The float operations, generic over f32 and f64.
+trait Float: Copy + PartialOrd + std::ops::Rem<Output = Self> + std::ops::Add<Output = Self> {
+    const ZERO: Self;
+    const ONE: Self;
+    fn is_nan(self) -> bool;
+    fn is_sign_negative(self) -> bool;
+    fn copysign(self, sign: Self) -> Self;
+    fn powf(self, e: Self) -> Self;
+    fn arith(op: BinaryOp, x: Self, y: Self) -> Option<Self>;
+}
+
+macro_rules! float_impl {
+    ($t:ty) => {
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn is_sign_negative(self) -> bool {
+                <$t>::is_sign_negative(self)
+            }
+            fn copysign(self, sign: Self) -> Self {
+                <$t>::copysign(self, sign)
+            }
+            fn powf(self, e: Self) -> Self {
+                <$t>::powf(self, e)
+            }
+            fn arith(op: BinaryOp, x: Self, y: Self) -> Option<Self> {
+                Some(match op {
+                    BinaryOp::Add => x + y,
+                    BinaryOp::Sub => x - y,
+                    BinaryOp::Mul => x * y,
+                    BinaryOp::Div => x / y,
+                    _ => return None,
+                })
+            }
+        }
+    };
+}
+
+float_impl!(f32);
+float_impl!(f64);
+
+fn float_binary<F: Float>(op: BinaryOp, x: F, y: F) -> Option<F> {
+    use BinaryOp::*;
+    let flag = |b: bool| if b { F::ONE } else { F::ZERO };
+    Some(match op {
+        Add | Sub | Mul | Div => F::arith(op, x, y)?,
+        // numpy's remainder: fmod, moved into the divisor's sign; a zero takes the divisor's sign.
+        Rem => {
+            let r = x % y;
+            if r.is_nan() {
+                r
+            } else if r == F::ZERO {
+                F::ZERO.copysign(y)
+            } else if r.is_sign_negative() != y.is_sign_negative() {
+                r + y
+            } else {
+                r
+            }
+        }
+        Pow => x.powf(y),
+        // NaN propagates; -0.0 orders below +0.0.
+        Min | Max => {
+            if x.is_nan() || y.is_nan() {
+                if x.is_nan() {
+                    x
+                } else {
+                    y
+                }
+            } else if x == y {
+                let x_first = x.is_sign_negative() == (op == Min);
+                if x_first {
+                    x
+                } else {
+                    y
+                }
+            } else if (x < y) == (op == Min) {
+                x
+            } else {
+                y
+            }
+        }
+        Eq => flag(x == y),
+        Ne => flag(x != y),
+        Lt => flag(x < y),
+        Le => flag(x <= y),
+        Gt => flag(x > y),
+        Ge => flag(x >= y),
+        And | Or | Xor => return None,
+    })
+}
+
+fn i32_binary(op: BinaryOp, x: i32, y: i32) -> Option<i32> {
+    use BinaryOp::*;
+    Some(match op {
+        Add => x.wrapping_add(y),
+        Sub => x.wrapping_sub(y),
+        Mul => x.wrapping_mul(y),
+        // Floor division and the floored remainder; by zero gives 0, MIN / -1 wraps.
+        Div if y == 0 => 0,
+        Div => {
+            let q = x.wrapping_div(y);
+            if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+                q - 1
+            } else {
+                q
+            }
+        }
+        Rem if y == 0 => 0,
+        Rem => {
+            let r = x.wrapping_rem(y);
+            if r != 0 && ((r < 0) != (y < 0)) {
+                r + y
+            } else {
+                r
+            }
+        }
+        // A negative exponent is the truncated 1 / x^-e: 0 unless |x| == 1 (and 0 for x == 0,
+        // division by zero giving 0).
+        Pow if y < 0 => match x {
+            1 => 1,
+            -1 if y % 2 == 0 => 1,
+            -1 => -1,
+            _ => 0,
+        },
+        Pow => x.wrapping_pow(y as u32),
+        Min => x.min(y),
+        Max => x.max(y),
+        Eq => (x == y) as i32,
+        Ne => (x != y) as i32,
+        Lt => (x < y) as i32,
+        Le => (x <= y) as i32,
+        Gt => (x > y) as i32,
+        Ge => (x >= y) as i32,
+        And => x & y,
+        Or => x | y,
+        Xor => x ^ y,
+    })
+}
+
+fn u32_binary(op: BinaryOp, x: u32, y: u32) -> Option<u32> {
+    use BinaryOp::*;
+    Some(match op {
+        Add => x.wrapping_add(y),
+        Sub => x.wrapping_sub(y),
+        Mul => x.wrapping_mul(y),
+        Div => x.checked_div(y).unwrap_or(0),
+        Rem => x.checked_rem(y).unwrap_or(0),
+        Pow => x.wrapping_pow(y),
+        Min => x.min(y),
+        Max => x.max(y),
+        Eq => (x == y) as u32,
+        Ne => (x != y) as u32,
+        Lt => (x < y) as u32,
+        Le => (x <= y) as u32,
+        Gt => (x > y) as u32,
+        Ge => (x >= y) as u32,
+        And => x & y,
+        Or => x | y,
+        Xor => x ^ y,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_division_and_remainder_floor() {
+        let b = |op, x, y| binary(op, Scalar::I32(x), Scalar::I32(y));
+        assert_eq!(b(BinaryOp::Div, -7, 2), Some(Scalar::I32(-4)));
+        assert_eq!(b(BinaryOp::Rem, -7, 2), Some(Scalar::I32(1)));
+        assert_eq!(b(BinaryOp::Div, i32::MIN, -1), Some(Scalar::I32(i32::MIN)));
+        assert_eq!(b(BinaryOp::Div, 5, 0), Some(Scalar::I32(0)));
+        assert_eq!(b(BinaryOp::Pow, -1, -3), Some(Scalar::I32(-1)));
+        assert_eq!(b(BinaryOp::Pow, 2, -1), Some(Scalar::I32(0)));
+    }
+
+    #[test]
+    fn float_remainder_min_max_and_casts_follow_the_docs() {
+        let f = |op, x, y| binary(op, Scalar::F64(x), Scalar::F64(y));
+        assert_eq!(f(BinaryOp::Rem, -2.5, 2.0), Some(Scalar::F64(1.5)));
+        assert_eq!(f(BinaryOp::Rem, 4.0, -2.0), Some(Scalar::F64(-0.0)));
+        assert_eq!(f(BinaryOp::Min, 0.0, -0.0), Some(Scalar::F64(-0.0)));
+        assert_eq!(f(BinaryOp::Max, -0.0, 0.0), Some(Scalar::F64(0.0)));
+        assert!(matches!(f(BinaryOp::Max, f64::NAN, 1.0), Some(Scalar::F64(v)) if v.is_nan()));
+        assert_eq!(cast(Scalar::F64(-1.5), DType::U32), Scalar::U32(0));
+        assert_eq!(cast(Scalar::F64(f64::NAN), DType::I32), Scalar::I32(0));
+        assert_eq!(cast(Scalar::I32(-1), DType::U32), Scalar::U32(u32::MAX));
+        assert_eq!(unary(UnaryOp::Round, Scalar::F32(2.5)), Some(Scalar::F32(2.0)));
+        assert!(truthy(Scalar::F32(f32::NAN)) && !truthy(Scalar::F32(-0.0)));
+    }
+}
