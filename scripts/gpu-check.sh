@@ -15,6 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bundle="${1:-$root/.gpu-bundle}"
 limit=$((64 * 1024 * 1024))
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
 
 eval "$(scripts/cuda-stub.sh --env)"
 features="cuda"
@@ -35,9 +36,9 @@ mkdir -p "$bundle/bin" "$bundle/tests"
 # target/ is shared: another build may replace target/release/polycompute with other features,
 # so copy it at once (and check below that it has the CUDA backend in it).
 cargo build --release --features "$features" --bin polycompute >&2
-cp target/release/polycompute "$bundle/bin/polycompute"
+cp "$target_dir/release/polycompute" "$bundle/bin/polycompute"
 cargo build --release -p polycompute-cuda --example cuda_figures >&2
-cp target/release/examples/cuda_figures "$bundle/bin/cuda_figures"
+cp "$target_dir/release/examples/cuda_figures" "$bundle/bin/cuda_figures"
 mapfile -t facade < <(test_executables --features "$features" --test conformance)
 # Only what needs the GPU: the CPU-side CUDA checks (nvrtc_compile, fake_driver, unavailable)
 # already run in CI.
@@ -58,7 +59,7 @@ chmod +x "$bundle/gpu-run.sh"
 
 # The Vulkan and EGL loaders for the wgpu steps (the device machine has the NVIDIA driver's
 # ICD but may lack the loaders), fetched once for amd64 into target/gpu-gl/ and copied in.
-gl_cache="${CARGO_TARGET_DIR:-$root/target}/gpu-gl"
+gl_cache="$target_dir/gpu-gl"
 gl_packages=(libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 if ! ls "$gl_cache"/libvulkan1_*.deb >/dev/null 2>&1; then
     mkdir -p "$gl_cache/lists/partial"

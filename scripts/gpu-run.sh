@@ -40,7 +40,8 @@ environment() {
     echo "== ldconfig -p (libcuda, libnvrtc, libcublas, libvulkan, libEGL)"
     $t ldconfig -p 2>&1 | grep -E 'libcuda\.|libnvrtc|libcublas|libvulkan|libEGL' || echo "(none)"
     echo "== NVRTC and cuBLAS files (toolkits, Python wheels)"
-    $t find /usr/local /opt -maxdepth 8 \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) 2>/dev/null | head -n 40
+    $t find /usr/local/cuda* /opt /usr/lib/python3* /usr/local/lib/python3* -maxdepth 8 \
+        \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) 2>/dev/null | head -n 40
     echo "== python3";          $t python3 -c 'import sys; print(sys.executable, sys.version.split()[0])' 2>&1
     echo "== nvcc --version";   $t nvcc --version 2>&1 || echo "(no nvcc on PATH)"
     echo "== nvidia-smi";       $t nvidia-smi 2>&1 || echo "(nvidia-smi failed)"
@@ -60,6 +61,7 @@ budget="${GPU_RUN_BUDGET:-400}"
 base="${STEP_TIMEOUT:-120}"
 min_step="${GPU_RUN_MIN_STEP:-45}"
 reserve=10 # seconds kept for packing the archive at the end
+kill_after="${GPU_RUN_KILL_AFTER:-5}" # a step that ignores TERM is killed this much later
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/gpu-run.XXXXXX")"
 res="$scratch/gpu-results"
 mkdir -p "$res"
@@ -133,9 +135,9 @@ step() {
     echo "== $name (limit ${limit}s): $*" >&2
     start=$SECONDS
     if [[ -n "$ext" ]]; then
-        setsid timeout -k 5 "$limit" "$@" >"$res/$name.$ext" 2>"$res/$name.log" &
+        setsid timeout -k "$kill_after" "$limit" "$@" >"$res/$name.$ext" 2>"$res/$name.log" &
     else
-        setsid timeout -k 5 "$limit" "$@" >"$res/$name.log" 2>&1 &
+        setsid timeout -k "$kill_after" "$limit" "$@" >"$res/$name.log" 2>&1 &
     fi
     child=$!
     wait "$child"
