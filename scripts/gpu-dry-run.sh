@@ -104,6 +104,13 @@ if ((fake)); then
     done
     [[ -s "$work/pass/gpu-results/figures.json" ]] || fail "pass: the archive has no figures.json"
 
+    # A rerun of chosen steps: those, and the environment.
+    run rerun GPU_RUN_ASSUME_GPU=1 GPU_RUN_STEPS="figures bench" GPU_RUN_BUDGET=60 STEP_TIMEOUT=20
+    check_out rerun
+    [[ "$(grep -cE '^[a-z_]+ +(ok|FAILED|TIMEOUT|skipped) ' "$work/rerun/gpu-results/summary.txt")" == 3 ]] ||
+        fail "rerun: not exactly environment, figures and bench ran: $(cat "$work/rerun/gpu-results/summary.txt")"
+    expect rerun '^figures +ok ' "the chosen step"
+
     # 3. Stopped by a signal mid-step (as a limit would stop it): it ends at once, with results.
     mkdir -p "$work/term/out"
     out="$work/term/out"

@@ -21,7 +21,7 @@
 #
 # For the dry run (scripts/gpu-dry-run.sh): GPU_RUN_ASSUME_GPU=1 runs the GPU steps anyway;
 # GPU_RUN_HANG=STEP makes that step hang (ignoring TERM) to prove the bound; GPU_RUN_STEPS="a b"
-# runs only the named steps (also for a rerun of what a first call skipped).
+# runs only the named steps, and the environment (for a rerun of what a first call skipped).
 # `./gpu-run.sh --list` prints the bundle files the steps use (gpu-check.sh checks them).
 set -uo pipefail
 
@@ -122,7 +122,8 @@ step() {
     shift 3
     if [[ "$1" == json || "$1" == txt ]]; then ext="$1"; shift; fi
     [[ "$1" == -- ]] && shift
-    if [[ -n "${GPU_RUN_STEPS:-}" && " $GPU_RUN_STEPS " != *" $name "* ]]; then return; fi
+    # (the environment always runs: every archive carries its environment.txt)
+    if [[ -n "${GPU_RUN_STEPS:-}" && " $GPU_RUN_STEPS " != *" $name "* && "$name" != environment ]]; then return; fi
     if [[ "$needs" == gpu && "$have_gpu" == 0 ]]; then record "$name" skipped 0 "no GPU"; return; fi
     left=$((budget - SECONDS - reserve))
     if ((left < min_step)); then record "$name" skipped 0 "time budget spent (${SECONDS}s)"; return; fi
