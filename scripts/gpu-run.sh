@@ -93,9 +93,13 @@ finish() {
     trap - EXIT TERM INT HUP
     if ((child > 0)); then kill -KILL -- "-$child" "$child" 2>/dev/null; fi
     echo "total ${SECONDS}s of a ${budget}s budget; GPU seen: $have_gpu" >>"$summary"
+    # Per failed step: its first lines that name a failure (a test's panic message sits far
+    # above libtest's closing lines), then its last lines.
     for name in "${failed_steps[@]}"; do
+        echo "--- $name: first failure lines of $name.log"
+        grep -m 8 -E "panicked|error|Error|unavailable|not found|FAILED" "$res/$name.log" 2>/dev/null | cut -c1-300
         echo "--- $name: last lines of $name.log"
-        tail -n "${GPU_RUN_TAIL:-12}" "$res/$name.log" 2>/dev/null | cut -c1-240
+        tail -n "${GPU_RUN_TAIL:-8}" "$res/$name.log" 2>/dev/null | cut -c1-240
     done >"$res/failures.txt"
     pack
     # The failed steps' log tails first, the table last: the table is what a truncated output

@@ -87,10 +87,13 @@ fn load() -> Result<Api, String> {
         // the function pointers below point into it.
         let lib = match unsafe { libloading::Library::new(c) } {
             Ok(l) => &*Box::leak(Box::new(l)),
-            Err(e) => {
+            // A file that is there but does not load is worth reporting; a name the loader
+            // does not find is just one more place searched.
+            Err(e) if c.is_absolute() => {
                 errors.push(format!("{}: {e}", c.display()));
                 continue;
             }
+            Err(_) => continue,
         };
         macro_rules! sym {
             ($name:literal) => {
