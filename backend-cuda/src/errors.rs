@@ -127,7 +127,9 @@ mod tests {
         let dev = DeviceId::new(polycompute_core::BackendKind::Cuda, 0);
         let what = "cuBLAS gemm failed with CUBLAS_STATUS_EXECUTION_FAILED (13)";
         match library_fault(what, code::ILLEGAL_ADDRESS, dev) {
-            Error::DeviceFault { code: 700, sticky: true, message, .. } => assert!(message.starts_with(what), "{message}"),
+            Error::DeviceFault { code: 700, sticky: true, message, .. } => {
+                assert!(message.starts_with(what), "{message}")
+            }
             e => panic!("{e:?}"),
         }
         assert!(matches!(library_fault(what, 1, dev), Error::DeviceFault { code: 1, sticky: false, .. }));

@@ -64,7 +64,11 @@ impl SearchEnv {
         }
         SearchEnv {
             ld_library_path: var("LD_LIBRARY_PATH"),
-            cuda_roots: ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"].iter().filter_map(|v| var(v)).map(PathBuf::from).collect(),
+            cuda_roots: ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"]
+                .iter()
+                .filter_map(|v| var(v))
+                .map(PathBuf::from)
+                .collect(),
             path: var("PATH"),
             python_prefixes,
             python_path: var("PYTHONPATH"),

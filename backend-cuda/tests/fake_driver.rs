@@ -96,7 +96,8 @@ fn cublas_child() {
 
 #[test]
 fn an_entry_point_the_driver_lacks_is_named() {
-    let out = fake::run_against_driver_without("an_entry_point_the_driver_lacks_is_named", missing_child, "cuMemAllocAsync");
+    let out =
+        fake::run_against_driver_without("an_entry_point_the_driver_lacks_is_named", missing_child, "cuMemAllocAsync");
     if let Some(text) = out {
         assert!(text.contains("libcuda.so.1) has no cuMemAllocAsync"), "the stub did not name it:\n{text}");
     }

@@ -68,7 +68,11 @@ fn nvrtc_and_cublas_are_found_in_a_toolkit_and_a_wheel() {
 /// A fake `libcublas.so.13` linked against `libcublasLt.so.13` (DT_NEEDED), as the real one is.
 fn compile_needing_lt(dir: &Path) -> Option<PathBuf> {
     let src = dir.join("cublas.c");
-    std::fs::write(&src, format!("int cublasLtFake(void);\nint cublasUsesLt(void) {{ return cublasLtFake(); }}\n{}", fake::FAKE_CUBLAS)).ok()?;
+    std::fs::write(
+        &src,
+        format!("int cublasLtFake(void);\nint cublasUsesLt(void) {{ return cublasLtFake(); }}\n{}", fake::FAKE_CUBLAS),
+    )
+    .ok()?;
     let out = dir.join("libcublas.so.13");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let ok = Command::new(cc)
@@ -112,6 +116,10 @@ fn child() {
         assert_eq!(cublas, want_cublas.display().to_string());
     } else {
         println!("NOTE: a system cuBLAS comes first here: {}", first.display());
-        assert!(cublas.starts_with(&*first.to_string_lossy()), "{cublas} is not the first present, {}", first.display());
+        assert!(
+            cublas.starts_with(&*first.to_string_lossy()),
+            "{cublas} is not the first present, {}",
+            first.display()
+        );
     }
 }

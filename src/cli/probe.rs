@@ -51,8 +51,8 @@ fn cuda_libraries() -> Vec<Library> {
     #[cfg(feature = "cuda")]
     {
         use polycompute::polycompute_cuda as cuda;
-        let nvrtc = cuda::nvrtc::Nvrtc::get()
-            .map(|n| format!("{} (NVRTC {}.{})", n.path(), n.version().0, n.version().1));
+        let nvrtc =
+            cuda::nvrtc::Nvrtc::get().map(|n| format!("{} (NVRTC {}.{})", n.path(), n.version().0, n.version().1));
         vec![("nvrtc", nvrtc), ("cublas", cuda::cublas_status())]
     }
     #[cfg(not(feature = "cuda"))]
@@ -161,8 +161,14 @@ mod tests {
 
     #[test]
     fn libraries_block_says_the_file_or_why_not() {
-        let text = render_libraries(&[("nvrtc", Ok("/x/libnvrtc.so.13 (NVRTC 13.0)".into())), ("cublas", Err("libcublas not found".into()))]);
-        assert_eq!(text, "\ncuda libraries\n  nvrtc   /x/libnvrtc.so.13 (NVRTC 13.0)\n  cublas  not loaded: libcublas not found\n");
+        let text = render_libraries(&[
+            ("nvrtc", Ok("/x/libnvrtc.so.13 (NVRTC 13.0)".into())),
+            ("cublas", Err("libcublas not found".into())),
+        ]);
+        assert_eq!(
+            text,
+            "\ncuda libraries\n  nvrtc   /x/libnvrtc.so.13 (NVRTC 13.0)\n  cublas  not loaded: libcublas not found\n"
+        );
         assert_eq!(render_libraries(&[]), "");
         assert_eq!(cuda_libraries().len(), if cfg!(feature = "cuda") { 2 } else { 0 });
     }
