@@ -8,8 +8,9 @@
 # returns CUDA_ERROR_STUB_LIBRARY (34); an entry point the real driver lacks returns
 # CUDA_ERROR_NOT_FOUND (500, "named symbol not found") after one line on stderr naming it; and
 # cuGetErrorString/cuGetErrorName succeed (with the stub's own strings), so formatting an error
-# never fails. A binary linked against it therefore needs no libcuda to start, reports "libcuda.so.1 not found" where there is none, and uses the
-# real driver where there is one: the stub can never shadow a driver.
+# never fails. A binary linked against it therefore needs no libcuda to start, reports
+# "libcuda.so.1 not found" where there is none, and uses the real driver where there is one:
+# the stub can never shadow a driver.
 #
 # Elsewhere (aarch64, ...) it is a shared library, lib64/libcuda.so with soname libcuda.so.1,
 # whose every entry point returns 34; binaries then need it on LD_LIBRARY_PATH to start on a
