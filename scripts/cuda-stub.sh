@@ -5,10 +5,12 @@
 # The entry points are cust_raw's own list (cust's bindings). On x86-64 the stub is a static
 # archive, lib64/libcuda.a, of forwarders: the first call of any entry point loads the system's
 # libcuda.so.1 and every call jumps to the real function; without a driver each entry point
-# returns CUDA_ERROR_STUB_LIBRARY (34), and cuGetErrorString/cuGetErrorName succeed (with the
-# stub's own strings), so formatting an error never fails. A binary linked against it therefore
-# needs no libcuda to start, reports "libcuda.so.1 not found" where there is none, and uses the
-# real driver where there is one: the stub can never shadow a driver.
+# returns CUDA_ERROR_STUB_LIBRARY (34); an entry point the real driver lacks returns
+# CUDA_ERROR_NOT_FOUND (500, "named symbol not found") after one line on stderr naming it; and
+# cuGetErrorString/cuGetErrorName succeed (with the stub's own strings), so formatting an error
+# never fails. A binary linked against it therefore needs no libcuda to start, reports
+# "libcuda.so.1 not found" where there is none, and uses the real driver where there is one:
+# the stub can never shadow a driver.
 #
 # Elsewhere (aarch64, ...) it is a shared library, lib64/libcuda.so with soname libcuda.so.1,
 # whose every entry point returns 34; binaries then need it on LD_LIBRARY_PATH to start on a
@@ -74,6 +76,9 @@ forwarder_c() {
     local names=("$@") i
     common_c
     echo '#include <dlfcn.h>'
+    echo '#include <stdio.h>'
+    echo '#define MISSING 500 /* CUDA_ERROR_NOT_FOUND: the real driver lacks this entry point */'
+    echo 'static int pc_missing_entry(void) { return MISSING; }'
     echo "#define COUNT ${#names[@]}"
     echo 'static const char *const pc_names[COUNT] = {'
     for i in "${names[@]}"; do echo "  \"$i\","; done
@@ -96,7 +101,10 @@ __attribute__((visibility("hidden"), used)) void *pc_cuda_resolve(long i) {
     const char *n = pc_names[i];
     if (__builtin_strcmp(n, "cuGetErrorName") == 0) f = (void *)pc_stub_error_name;
     else if (__builtin_strcmp(n, "cuGetErrorString") == 0) f = (void *)pc_stub_error_string;
-    else f = (void *)pc_stub_entry;
+    else if (h) { /* a real driver that lacks this entry point: not "no driver" (34) */
+      fprintf(stderr, "polycompute cuda stub: the NVIDIA driver (libcuda.so.1) has no %s (returning %d, CUDA_ERROR_NOT_FOUND): update the driver\n", n, MISSING);
+      f = (void *)pc_missing_entry;
+    } else f = (void *)pc_stub_entry;
   }
   __atomic_store_n(&pc_table[i], f, __ATOMIC_RELEASE);
   return f;

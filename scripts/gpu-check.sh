@@ -2,8 +2,11 @@
 # Prepares the GPU run: builds here (no GPU needed) release binaries of the CLI and of the tests
 # that need a GPU, with feature cuda (and wgpu when the workspace has it), strips their debug
 # info and packs them with scripts/gpu-run.sh into one git-ignored folder (default .gpu-bundle/,
-# at most 64 MiB). Copy that folder to a GPU host (x86-64 Linux, NVIDIA driver and CUDA 13.0
-# toolkit, no Rust needed) and run `./gpu-run.sh RESULTS_DIR` there.
+# at most 64 MiB), with the Vulkan/EGL loader packages the wgpu steps unpack on the GPU machine
+# (gl/, the device machine's recipe; skipped with a warning where apt-get cannot fetch them).
+# Carry that folder to a GPU host (x86-64 Linux, NVIDIA driver, CUDA 13 NVRTC and cuBLAS from
+# a toolkit or the Python wheels; no Rust needed) and run `./gpu-run.sh "$OUT"` there:
+# docs/cuda.md gives the exact device call.
 #
 #   scripts/gpu-check.sh [BUNDLE_DIR]
 set -euo pipefail
@@ -12,6 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bundle="${1:-$root/.gpu-bundle}"
 limit=$((64 * 1024 * 1024))
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
 
 eval "$(scripts/cuda-stub.sh --env)"
 features="cuda"
@@ -32,11 +36,13 @@ mkdir -p "$bundle/bin" "$bundle/tests"
 # target/ is shared: another build may replace target/release/polycompute with other features,
 # so copy it at once (and check below that it has the CUDA backend in it).
 cargo build --release --features "$features" --bin polycompute >&2
-cp target/release/polycompute "$bundle/bin/polycompute"
+cp "$target_dir/release/polycompute" "$bundle/bin/polycompute"
 cargo build --release -p polycompute-cuda --example cuda_figures >&2
-cp target/release/examples/cuda_figures "$bundle/bin/cuda_figures"
+cp "$target_dir/release/examples/cuda_figures" "$bundle/bin/cuda_figures"
 mapfile -t facade < <(test_executables --features "$features" --test conformance)
-mapfile -t cuda < <(test_executables -p polycompute-cuda --test gpu --test unavailable --test nvrtc_compile --test fake_driver)
+# Only what needs the GPU: the CPU-side CUDA checks (nvrtc_compile, fake_driver, unavailable)
+# already run in CI.
+mapfile -t cuda < <(test_executables -p polycompute-cuda --test gpu --test execute_validation)
 for line in "${facade[@]}"; do
     IFS=$'\t' read -r name path <<<"$line"
     cp "$path" "$bundle/tests/$name"
@@ -50,15 +56,30 @@ for f in "$bundle"/bin/* "$bundle"/tests/*; do
 done
 cp scripts/gpu-run.sh "$bundle/gpu-run.sh"
 chmod +x "$bundle/gpu-run.sh"
+
+# The Vulkan and EGL loaders for the wgpu steps (the device machine has the NVIDIA driver's
+# ICD but may lack the loaders), fetched once for amd64 into target/gpu-gl/ and copied in.
+gl_cache="$target_dir/gpu-gl"
+gl_packages=(libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+if ! ls "$gl_cache"/libvulkan1_*.deb >/dev/null 2>&1; then
+    mkdir -p "$gl_cache/lists/partial"
+    o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 "-oDir::State::Lists=$gl_cache/lists")
+    if ! (timeout 300 apt-get "${o[@]}" update >&2 && cd "$gl_cache" && timeout 300 apt-get "${o[@]}" download "${gl_packages[@]}" >&2); then
+        echo "gpu-check: WARNING: could not download the Vulkan loader packages: the wgpu steps will use the GPU host's own loader, if any" >&2
+    fi
+fi
+mkdir -p "$bundle/gl"
+cp "$gl_cache"/*.deb "$bundle/gl/" 2>/dev/null || true
 {
     echo "polycompute GPU bundle"
     echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m)"
     echo "features: $features"
-    echo "run: ./gpu-run.sh RESULTS_DIR"
+    echo "run: ./gpu-run.sh \"\$OUT\" (docs/cuda.md)"
 } >"$bundle/MANIFEST"
 
-for want in bin/polycompute bin/cuda_figures tests/conformance tests/cuda_gpu tests/cuda_unavailable tests/cuda_nvrtc_compile; do
+mapfile -t wanted < <(scripts/gpu-run.sh --list)
+for want in "${wanted[@]}"; do
     [[ -x "$bundle/$want" ]] || { echo "gpu-check: $want was not built" >&2; exit 1; }
     # (grep -c reads all of nm's output: grep -q would end nm with SIGPIPE under pipefail)
     if [[ "$(nm "$bundle/$want" 2>/dev/null | grep -c polycompute_cuda)" == 0 ]]; then
@@ -68,7 +89,7 @@ for want in bin/polycompute bin/cuda_figures tests/conformance tests/cuda_gpu te
 done
 size=$(du -sb "$bundle" | cut -f1)
 echo "gpu-check: $bundle is $((size / 1024 / 1024)) MiB:" >&2
-ls -la "$bundle" "$bundle/bin" "$bundle/tests" >&2
+ls -la "$bundle" "$bundle/bin" "$bundle/tests" "$bundle/gl" >&2
 if ((size > limit)); then
     echo "gpu-check: the bundle is over 64 MiB" >&2
     exit 1

@@ -72,4 +72,5 @@ echo "+ diff <README.md's rust block> examples/quickstart.rs"
 diff <(awk '/^```rust$/ {on = 1; next} /^```$/ && on {exit} on' README.md) examples/quickstart.rs
 run cargo run --quiet --example quickstart
 
+run scripts/gpu-dry-run.sh # the GPU bundle's run script without a GPU: results back, steps bounded (~25 s)
 echo "scripts/test.sh: all steps passed"

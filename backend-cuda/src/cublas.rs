@@ -7,7 +7,7 @@ use std::ffi::{c_int, c_longlong};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use polycompute_core::DType;
+use polycompute_core::{DType, DeviceId, Error};
 
 use crate::driver::{DevPtr, Handle};
 
@@ -74,21 +74,26 @@ fn load() -> Result<Api, String> {
         }
         None => {
             let names = ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"];
-            let mut v: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
-            v.extend(names.iter().map(|n| PathBuf::from("/usr/local/cuda/lib64").join(n)));
-            v
+            crate::libraries::candidates(&crate::libraries::search_places(), &names)
         }
     };
     let mut errors = Vec::new();
     for c in &candidates {
+        if c.parent().is_some_and(|d| !d.as_os_str().is_empty()) && !c.exists() {
+            continue; // not there: no need to ask the loader
+        }
+        preload_lt(c);
         // SAFETY: loading cuBLAS runs its initialisers only; it stays loaded (leaked) because
         // the function pointers below point into it.
         let lib = match unsafe { libloading::Library::new(c) } {
             Ok(l) => &*Box::leak(Box::new(l)),
-            Err(e) => {
+            // A file that is there but does not load is worth reporting; a name the loader
+            // does not find is just one more place searched.
+            Err(e) if c.is_absolute() => {
                 errors.push(format!("{}: {e}", c.display()));
                 continue;
             }
+            Err(_) => continue,
         };
         macro_rules! sym {
             ($name:literal) => {
@@ -109,10 +114,33 @@ fn load() -> Result<Api, String> {
             set_stream: sym!("cublasSetStream_v2"),
             sgemm: sym!("cublasSgemmStridedBatched"),
             dgemm: sym!("cublasDgemmStridedBatched"),
-            path: c.display().to_string(),
+            path: crate::libraries::resolved(c),
         });
     }
-    Err(format!("libcublas not found ({})", errors.join("; ")))
+    Err(format!(
+        "libcublas not found (install the CUDA toolkit's cuBLAS or the nvidia-cublas wheel, or set {CUBLAS_ENV} to \
+         a libcublas.so; searched {}{}{})",
+        crate::libraries::search_places().iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+        if errors.is_empty() { "" } else { "; " },
+        errors.join("; ")
+    ))
+}
+
+/// cuBLAS needs cuBLASLt (`libcublasLt.so.N`) from its own folder, which the loader searches
+/// only when that folder is on its path: load it from there first (by full path) so the
+/// by-name lookup finds it already loaded.
+fn preload_lt(cublas: &std::path::Path) {
+    let (Some(dir), Some(name)) = (cublas.parent(), cublas.file_name()) else { return };
+    if dir.as_os_str().is_empty() {
+        return;
+    }
+    let lt = dir.join(name.to_string_lossy().replacen("libcublas", "libcublasLt", 1));
+    if lt.exists() {
+        // SAFETY: cuBLASLt's initialisers have no preconditions; it stays loaded for cuBLAS.
+        if let Ok(lib) = unsafe { libloading::Library::new(&lt) } {
+            std::mem::forget(lib);
+        }
+    }
 }
 
 /// `cublasStatus_t` values this crate names (the rest are reported by number).
@@ -164,6 +192,16 @@ fn status_name(rc: c_int) -> &'static str {
         status::LICENSE_ERROR => "CUBLAS_STATUS_LICENSE_ERROR",
         _ => "an unknown cuBLAS status",
     }
+}
+
+/// The typed error of a failed cuBLAS call whose work went to `stream` (of `device`, whose
+/// context is current): cuBLAS reports only its own status, so the stream is synchronised to
+/// learn whether the context holds a CUDA error (a fault inside the GEMM, or one the launch
+/// met), which is then mapped with the driver's sticky rule ([`crate::errors::library_fault`]).
+pub(crate) fn into_error(e: CublasError, device: DeviceId, stream: Handle) -> Error {
+    // SAFETY: the stream belongs to the device's context, which the caller made current.
+    let context_code = unsafe { crate::driver::cuStreamSynchronize(stream) };
+    crate::errors::library_fault(&e.to_string(), context_code, device)
 }
 
 fn check(rc: c_int, call: &'static str) -> Result<(), CublasError> {

@@ -14,6 +14,10 @@ pub(crate) mod code {
     pub(crate) const OUT_OF_MEMORY: i32 = 2;
     /// `CUDA_ERROR_STUB_LIBRARY`: the library is a link stub, not a driver.
     pub(crate) const STUB_LIBRARY: i32 = 34;
+    /// `CUDA_ERROR_NOT_FOUND` ("named symbol not found"): also what this repository's link stub
+    /// (scripts/cuda-stub.sh) returns for an entry point the real `libcuda.so.1` lacks (an
+    /// older driver), after naming it on stderr.
+    pub(crate) const NOT_FOUND: i32 = 500;
     /// `CUDA_ERROR_NO_DEVICE`.
     pub(crate) const NO_DEVICE: i32 = 100;
     /// `CUDA_ERROR_ILLEGAL_ADDRESS`.
@@ -65,12 +69,30 @@ pub(crate) fn check(code: i32, device: DeviceId, what: &str) -> Result<(), Error
 
 /// The typed error of a failed driver call.
 pub(crate) fn fault(code: i32, device: DeviceId, what: &str) -> Error {
+    let hint = if code == code::NOT_FOUND {
+        " (a kernel or driver entry point is missing; where the driver lacks one, polycompute's link stub \
+         names it on stderr: update the NVIDIA driver)"
+    } else {
+        ""
+    };
     Error::DeviceFault {
         device,
         code: code as i64,
-        message: format!("{what}: {}", error_name(code)),
+        message: format!("{what}: {}{hint}", error_name(code)),
         sticky: is_sticky(code),
     }
+}
+
+/// The typed error of a failed call into a CUDA library (cuBLAS), given the code the context
+/// reported right after it (`context_code`, from synchronising the stream): a CUDA error there
+/// is the cause and is mapped as the driver's own, with the same sticky rule (so a fault inside
+/// a GEMM replaces the worker); a clean context leaves [`Error::Backend`] with the library's
+/// message.
+pub(crate) fn library_fault(what: &str, context_code: i32, device: DeviceId) -> Error {
+    if context_code == code::SUCCESS {
+        return Error::Backend { device, message: what.to_string() };
+    }
+    fault(context_code, device, &format!("{what}; the context then reported"))
 }
 
 /// Like [`check`], but out-of-memory becomes [`Error::OutOfMemory`] for `bytes`.
@@ -98,5 +120,19 @@ mod tests {
         for code in [0, 1, 2, 34, 100, 701, 709, 711, 720, 999] {
             assert!(!is_sticky(code), "{code}");
         }
+    }
+
+    #[test]
+    fn a_library_failure_takes_the_contexts_error_and_its_stickiness() {
+        let dev = DeviceId::new(polycompute_core::BackendKind::Cuda, 0);
+        let what = "cuBLAS gemm failed with CUBLAS_STATUS_EXECUTION_FAILED (13)";
+        match library_fault(what, code::ILLEGAL_ADDRESS, dev) {
+            Error::DeviceFault { code: 700, sticky: true, message, .. } => {
+                assert!(message.starts_with(what), "{message}")
+            }
+            e => panic!("{e:?}"),
+        }
+        assert!(matches!(library_fault(what, 1, dev), Error::DeviceFault { code: 1, sticky: false, .. }));
+        assert!(matches!(library_fault(what, 0, dev), Error::Backend { ref message, .. } if message == what));
     }
 }

@@ -17,7 +17,8 @@
 //! - `device.rs` (open, launch, core's typed `BackendDevice`), `buffer.rs` (device memory
 //!   that knows its device), `context.rs` (context, stream, stream-ordered memory),
 //!   [`errors`] (driver codes as typed errors).
-//! - `driver.rs`, [`nvrtc`], `cublas.rs`: the libraries, loaded or declared;
+//! - `driver.rs`, [`nvrtc`], `cublas.rs`: the libraries, loaded or declared ([`libraries`]:
+//!   where NVRTC and cuBLAS are looked for);
 //!   `module_cache.rs`: each device's loaded kernels, keyed by their `KernelKey`.
 //! - `backend.rs`: enumerating and opening devices.
 
@@ -31,6 +32,7 @@ mod cublas;
 mod device;
 mod driver;
 pub mod errors;
+pub mod libraries;
 mod module_cache;
 pub mod nvrtc;
 mod ops;

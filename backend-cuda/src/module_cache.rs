@@ -7,6 +7,7 @@ use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 
 use cust::module::Module;
+use polycompute_core::sync::LockUnpoisoned;
 use polycompute_core::{DeviceId, Error, Result};
 
 use crate::codegen::{Kernel, KernelKey};
@@ -37,7 +38,7 @@ impl ModuleCache {
     /// The loaded kernel, compiling and loading it on first use. The device's context must be
     /// current on this thread.
     pub(crate) fn get(&self, kernel: &Kernel, arch: u32, device: DeviceId) -> Result<Arc<Loaded>> {
-        if let Some(l) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(&kernel.key) {
+        if let Some(l) = self.loaded.lock_unpoisoned().get(&kernel.key) {
             return Ok(l.clone());
         }
         let nvrtc = Nvrtc::get()
@@ -64,7 +65,11 @@ impl ModuleCache {
             .map_err(|e| from_cust(e, device, "finding a kernel's entry point"))?
             .to_raw();
         let loaded = Arc::new(Loaded { _module: module, function: function.cast() });
-        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).insert(kernel.key.clone(), loaded.clone());
-        Ok(loaded)
+        // Another thread may have loaded the same kernel meanwhile: keep the first one (which
+        // that thread may already have launched asynchronously; replacing it would unload it
+        // when that thread lets go) and drop ours, which nothing has launched.
+        // (Ours is dropped, unloading its module, after the lock is released.)
+        let kept = self.loaded.lock_unpoisoned().entry(kernel.key.clone()).or_insert_with(|| loaded.clone()).clone();
+        Ok(kept)
     }
 }

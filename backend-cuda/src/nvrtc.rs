@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The environment variable naming the NVRTC library to load (a path to `libnvrtc.so.*`).
-/// Unset, the usual names and the CUDA toolkit's folders are tried.
+/// Unset, the folders of [`crate::libraries::search_places`] are tried.
 pub const NVRTC_ENV: &str = "POLYCOMPUTE_NVRTC_LIB";
 
 type Program = *mut c_void;
@@ -95,9 +95,9 @@ impl Nvrtc {
         Err(match path {
             Some(p) => format!("NVRTC not loadable from {NVRTC_ENV}={}: {}", p.display(), errors.join("; ")),
             None => format!(
-                "libnvrtc not found (install the CUDA toolkit's NVRTC, or set {NVRTC_ENV} to a libnvrtc.so; \
-                 tried {})",
-                candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ")
+                "libnvrtc not found (install the CUDA toolkit's NVRTC or the nvidia-cuda-nvrtc wheel, or set \
+                 {NVRTC_ENV} to a libnvrtc.so; searched {})",
+                crate::libraries::search_places().iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
             ),
         })
     }
@@ -107,7 +107,7 @@ impl Nvrtc {
         self.api.version
     }
 
-    /// Where it was loaded from.
+    /// The file it was loaded from (for one the loader found by name, the file it mapped).
     pub fn path(&self) -> &str {
         &self.api.path
     }
@@ -238,22 +238,14 @@ impl Drop for ProgramGuard<'_> {
     }
 }
 
-/// The places NVRTC usually is: the loader's path by soname, then the toolkit's folders.
+/// The places NVRTC usually is: every folder of [`crate::libraries::search_places`] (the
+/// loader's path, the toolkits, the CUDA wheels), newest soname first in each.
 fn default_candidates() -> Vec<PathBuf> {
     if cfg!(windows) {
         return ["nvrtc64_130_0.dll", "nvrtc64_120_0.dll", "nvrtc64_112_0.dll"].iter().map(PathBuf::from).collect();
     }
     let names = ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"];
-    let mut out: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
-    let mut roots: Vec<PathBuf> =
-        ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"].iter().filter_map(|v| std::env::var_os(v).map(PathBuf::from)).collect();
-    roots.push(PathBuf::from("/usr/local/cuda"));
-    for root in roots {
-        for name in names {
-            out.push(root.join("lib64").join(name));
-        }
-    }
-    out
+    crate::libraries::candidates(&crate::libraries::search_places(), &names)
 }
 
 /// Opens one candidate and resolves the API.
@@ -293,7 +285,7 @@ fn open(path: &Path) -> Result<Api, String> {
         error_string: sym!("nvrtcGetErrorString"),
         version: (major, minor),
         archs,
-        path: path.display().to_string(),
+        path: crate::libraries::resolved(path),
     })
 }
 

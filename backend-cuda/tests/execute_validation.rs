@@ -3,7 +3,8 @@
 //! of a second instance of the same CUDA device), a wrong dtype, a buffer shorter than the
 //! shape the op declares. Each is a typed error. Runs on the fake driver (`fake/mod.rs`),
 //! whose every launch faults: so a typed error here, and not a `DeviceFault`, also shows
-//! that nothing was launched.
+//! that nothing was launched; and, on the GPU run, on the real device (skipped without one
+//! unless `POLYCOMPUTE_REQUIRE` lists `cuda`).
 
 use std::sync::Arc;
 
@@ -22,6 +23,25 @@ fn shape(dims: &[usize]) -> Shape {
 
 fn child() {
     let Some(cuda) = fake::fake_backend() else { return };
+    checks(cuda);
+}
+
+#[test]
+fn a_real_device_refuses_them_too() {
+    // Referencing the crate links it, and linking registers the backend.
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::matmul_impl());
+    let cuda = polycompute_core::registry::backend(polycompute_core::BackendKind::Cuda).unwrap();
+    if let Err(e) = cuda.devices() {
+        let required = polycompute_core::testing::devices::is_required(polycompute_core::BackendKind::Cuda);
+        assert!(!required, "POLYCOMPUTE_REQUIRE lists cuda but CUDA is unavailable: {e}");
+        println!("SKIPPED: no CUDA device ({e})");
+        return;
+    }
+    checks(cuda);
+}
+
+/// The refusals, on `cuda`'s device 0.
+fn checks(cuda: Arc<dyn Backend>) {
     let dev = cuda.open(0).unwrap_or_else(|e| panic!("open: {e}"));
     let x = dev.upload(HostSlice::F32(&[1.0, 2.0, 3.0])).unwrap();
     let sum = |dims: &[usize]| Op::Reduce { kind: ReduceKind::Sum, axis: None, shape: shape(dims) };
@@ -64,8 +84,8 @@ fn child() {
     let err = dev.execute(&Op::Copy, &[&x, &x]).unwrap_err();
     assert!(matches!(err, Error::InvalidShape(_)), "{err}");
 
-    // The same device still runs a valid op: a copy launches no kernel, so the fake does
-    // not fault it.
+    // The same device still runs a valid op: a copy launches no kernel (so the fake does
+    // not fault it).
     let copy = dev.execute(&Op::Copy, &[&x]).unwrap();
     assert_eq!(dev.download(&copy).unwrap(), HostVec::F32(vec![1.0, 2.0, 3.0]));
 }

@@ -2,9 +2,14 @@
 //! proves, without a GPU, that the link stub forwards every call to the driver found at run
 //! time (arguments in registers and on the stack, results back), that device enumeration,
 //! open (which resets a primary context poisoned by an earlier fault), upload and download go
-//! through it, and that a faulting launch becomes a sticky `DeviceFault`.
+//! through it, and that a faulting launch becomes a sticky `DeviceFault`. Also: concurrent
+//! first uses of a kernel keep one loaded module (none that was launched is unloaded); a cuBLAS
+//! failure over a poisoned context is sticky like the driver's own; and an entry point the
+//! driver lacks is reported as such by the stub, not as "no driver".
 
 mod fake;
+
+use polycompute_core::{DType, Error, Fill, HostSlice, Op, Scalar, Shape};
 
 #[test]
 fn calls_reach_the_driver_found_at_run_time() {
@@ -12,7 +17,7 @@ fn calls_reach_the_driver_found_at_run_time() {
 }
 
 fn child() {
-    use polycompute_core::{DType, Error, Fill, HostSlice, HostVec, Op, Scalar};
+    use polycompute_core::HostVec;
     let Some(backend) = fake::fake_backend() else { return };
     let devices = backend.devices().unwrap();
     let d = &devices[0];
@@ -37,4 +42,75 @@ fn child() {
         other => panic!("expected a sticky fault, got {other:?}"),
     }
     dev.synchronize().unwrap();
+}
+
+#[test]
+fn concurrent_first_launches_keep_the_first_loaded_module() {
+    fake::run_against_fake_driver("concurrent_first_launches_keep_the_first_loaded_module", race_child);
+}
+
+fn race_child() {
+    let Some(backend) = fake::fake_backend() else { return };
+    let dev = backend.open(0).unwrap_or_else(|e| panic!("open: {e}"));
+    let threads = 16;
+    let barrier = std::sync::Barrier::new(threads);
+    let op = Op::Fill { fill: Fill::Constant(Scalar::F32(2.0)), dtype: DType::F32, len: 4096 };
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                barrier.wait();
+                // Every launch "faults" (700): what matters is which module it used.
+                match dev.execute(&op, &[]) {
+                    Err(Error::DeviceFault { code: 700, .. }) => {}
+                    other => panic!("expected the fake's fault, got {other:?}"),
+                }
+            });
+        }
+    });
+    let loads = fake::fake_counter("fake_module_loads");
+    // The fake's load takes 20 ms, so the threads' first uses overlap: else nothing was tested.
+    assert!(loads > 1, "the threads did not race ({loads} load): nothing was tested");
+    assert_eq!(fake::fake_counter("fake_launched_then_unloaded"), 0, "a launched module was unloaded ({loads} loads)");
+    drop(dev);
+}
+
+#[test]
+fn a_cublas_failure_over_a_poisoned_context_is_sticky() {
+    fake::run_against_fake_driver("a_cublas_failure_over_a_poisoned_context_is_sticky", cublas_child);
+}
+
+fn cublas_child() {
+    let Some(backend) = fake::fake_backend() else { return };
+    let dev = backend.open(0).unwrap_or_else(|e| panic!("open: {e}"));
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Cublas);
+    let a = dev.upload(HostSlice::F32(&[1.0; 4])).unwrap();
+    let shape = Shape::new(&[2, 2]).unwrap();
+    match dev.execute(&Op::Matmul { lhs: shape.clone(), rhs: shape }, &[&a, &a]) {
+        Err(Error::DeviceFault { code: 700, sticky: true, message, .. }) => {
+            assert!(message.contains("CUBLAS_STATUS_EXECUTION_FAILED"), "{message}");
+            assert!(message.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{message}");
+        }
+        other => panic!("expected a sticky fault from the poisoned context, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_entry_point_the_driver_lacks_is_named() {
+    let out =
+        fake::run_against_driver_without("an_entry_point_the_driver_lacks_is_named", missing_child, "cuMemAllocAsync");
+    if let Some(text) = out {
+        assert!(text.contains("libcuda.so.1) has no cuMemAllocAsync"), "the stub did not name it:\n{text}");
+    }
+}
+
+fn missing_child() {
+    let Some(backend) = fake::fake_backend() else { return };
+    let dev = backend.open(0).unwrap_or_else(|e| panic!("open: {e}"));
+    match dev.upload(HostSlice::F32(&[1.0, 2.0])) {
+        Err(Error::DeviceFault { code: 500, sticky: false, message, .. }) => {
+            assert!(message.contains("update the NVIDIA driver"), "{message}");
+            assert!(!message.contains("stub library"), "{message}");
+        }
+        other => panic!("expected CUDA_ERROR_NOT_FOUND from the stub, got {other:?}"),
+    }
 }

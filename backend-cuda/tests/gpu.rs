@@ -47,6 +47,11 @@ fn matmul_case<T: Element + Into<f64>>(dev: &Device, batch: usize, m: usize, k: 
     match cublas_status() {
         Ok(_) if k > 0 => impls.push(MatmulImpl::Cublas),
         Ok(_) => {}
+        // Where the GPU run requires CUDA, a missing cuBLAS is a failure: the figures and the
+        // default matmul path would silently be the own kernel's.
+        Err(e) if testing::devices::is_required(BackendKind::Cuda) => {
+            panic!("POLYCOMPUTE_REQUIRE lists cuda but cuBLAS did not load: {e}")
+        }
         Err(e) => println!("cuBLAS not compared: {e}"),
     }
     let mut results = Vec::new();

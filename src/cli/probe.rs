@@ -1,5 +1,6 @@
-//! `polycompute probe [--json]`: the platform, each backend's devices (or why it has none)
-//! and the worker plan.
+//! `polycompute probe [--json]`: the platform, each backend's devices (or why it has none),
+//! the worker plan, and (with the CUDA backend compiled in) which NVRTC and cuBLAS files it
+//! loaded, or why none.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -17,12 +18,63 @@ pub struct Args {
 /// Runs `probe`: prints what [`polycompute::probe`] found.
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let probe = polycompute::probe();
+    let libraries = cuda_libraries();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&probe)?);
+        let mut value = serde_json::to_value(&probe)?;
+        if let (Some(map), false) = (value.as_object_mut(), libraries.is_empty()) {
+            let libs = libraries
+                .iter()
+                .map(|(name, r)| {
+                    let entry = match r {
+                        Ok(file) => serde_json::json!({ "loaded": file }),
+                        Err(reason) => serde_json::json!({ "error": reason }),
+                    };
+                    (name.to_string(), entry)
+                })
+                .collect();
+            map.insert("cuda_libraries".into(), serde_json::Value::Object(libs));
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print!("{}", render(&probe));
+        print!("{}", render_libraries(&libraries));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A library the CUDA backend loads at run time: its name and the file loaded, or why none.
+type Library = (&'static str, Result<String, String>);
+
+/// Which NVRTC and cuBLAS files the CUDA backend loaded (loading them now), or why none; empty
+/// without the CUDA backend.
+fn cuda_libraries() -> Vec<Library> {
+    #[cfg(feature = "cuda")]
+    {
+        use polycompute::polycompute_cuda as cuda;
+        let nvrtc =
+            cuda::nvrtc::Nvrtc::get().map(|n| format!("{} (NVRTC {}.{})", n.path(), n.version().0, n.version().1));
+        vec![("nvrtc", nvrtc), ("cublas", cuda::cublas_status())]
+    }
+    #[cfg(not(feature = "cuda"))]
+    Vec::new()
+}
+
+/// The libraries block of the table (nothing when there are none).
+fn render_libraries(libraries: &[Library]) -> String {
+    let mut out = String::new();
+    if libraries.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "cuda libraries");
+    for (name, r) in libraries {
+        match r {
+            Ok(file) => writeln!(out, "  {name:<7} {file}"),
+            Err(reason) => writeln!(out, "  {name:<7} not loaded: {reason}"),
+        }
+        .ok();
+    }
+    out
 }
 
 /// The human-readable report: one block for the platform, one per backend, one for the plan.
@@ -105,6 +157,20 @@ mod tests {
         assert_eq!(cpu["devices"][0]["ordinal"], 0);
         assert!(cpu["devices"][0]["name"].is_string());
         assert!(v["plan"]["mode"].is_string() && v["plan"]["reason"].is_string());
+    }
+
+    #[test]
+    fn libraries_block_says_the_file_or_why_not() {
+        let text = render_libraries(&[
+            ("nvrtc", Ok("/x/libnvrtc.so.13 (NVRTC 13.0)".into())),
+            ("cublas", Err("libcublas not found".into())),
+        ]);
+        assert_eq!(
+            text,
+            "\ncuda libraries\n  nvrtc   /x/libnvrtc.so.13 (NVRTC 13.0)\n  cublas  not loaded: libcublas not found\n"
+        );
+        assert_eq!(render_libraries(&[]), "");
+        assert_eq!(cuda_libraries().len(), if cfg!(feature = "cuda") { 2 } else { 0 });
     }
 
     #[test]

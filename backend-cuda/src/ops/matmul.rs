@@ -103,7 +103,7 @@ fn cublas_gemm(
     let unsupported =
         |why: String| Error::Unsupported { op: format!("cuBLAS matmul ({why})"), dtype, device: Some(dev.id()) };
     let api = cublas::api().map_err(unsupported)?;
-    let failed = |e: cublas::CublasError| Error::Backend { device: dev.id(), message: e.to_string() };
+    let failed = |e: cublas::CublasError| cublas::into_error(e, dev.id(), dev.ctx.stream());
     let mut guard = dev.cublas.lock_unpoisoned();
     let handle = match guard.take() {
         Some(h) => h,

@@ -1,5 +1,5 @@
-//! A fake `libcuda.so.1` (one device, "Fake GPU", sm_90, 132 SMs, host memory) and a fake
-//! NVRTC, built here with the C compiler, and the harness that runs a check against them in a
+//! A fake `libcuda.so.1` (one device, "Fake GPU", sm_90, 132 SMs, host memory), a fake NVRTC
+//! and a fake cuBLAS (whose GEMMs fault), built here with the C compiler, and the harness that runs a check against them in a
 //! child process of the test binary (the loader reads `LD_LIBRARY_PATH` only at start-up).
 //! The fake's primary context starts poisoned, as after a sticky fault, and every consistent
 //! launch "faults" with 700 (`CUDA_ERROR_ILLEGAL_ADDRESS`): so an error that comes back
@@ -48,7 +48,6 @@ int cuCtxSetCurrent(void *ctx) { return ctx == &ctx_token ? 0 : 201; }
 static int stream_token;
 int cuStreamCreateWithPriority(void **s, unsigned flags, int prio) { (void)flags; (void)prio; *s = &stream_token; return 0; }
 int cuStreamDestroy_v2(void *s) { return s == &stream_token ? 0 : 400; }
-int cuStreamSynchronize(void *s) { return s == &stream_token ? 0 : 400; }
 int cuDeviceGetDefaultMemPool(void **p, int dev) { *p = &ctx_token; return dev == 0 ? 0 : 101; }
 int cuMemPoolSetAttribute(void *p, int attr, void *v) { (void)p; (void)attr; (void)v; return 0; }
 int cuMemAllocAsync(u64 *p, size_t n, void *s) { if (poisoned) return 700; *p = (u64)malloc(n); return s == &stream_token ? 0 : 400; }
@@ -56,21 +55,66 @@ int cuMemFreeAsync(u64 p, void *s) { free((void *)p); return s == &stream_token 
 int cuMemcpyHtoDAsync_v2(u64 d, const void *h, size_t n, void *s) { memcpy((void *)d, h, n); return s == &stream_token ? 0 : 400; }
 int cuMemcpyDtoHAsync_v2(void *h, u64 d, size_t n, void *s) { memcpy(h, (void *)d, n); return s == &stream_token ? 0 : 400; }
 int cuMemcpyDtoDAsync_v2(u64 d, u64 src, size_t n, void *s) { memcpy((void *)d, (void *)src, n); return s == &stream_token ? 0 : 400; }
-static int module_token, function_token;
-int cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **v) { (void)img; (void)n; (void)o; (void)v; *m = &module_token; return 0; }
-int cuModuleGetFunction(void **f, void *m, const char *name) { *f = &function_token; return m == &module_token && name ? 0 : 500; }
-int cuModuleUnload(void *m) { return m == &module_token ? 0 : 400; }
+/* Modules are distinct (one per load, kept after unloading so a stale handle is detected);
+   a function handle is its module. fake_module_loads and fake_launched_then_unloaded (read by
+   the module-cache test) count loads and unloads of a module something launched: with an
+   asynchronous launch, such an unload would pull the code from under a running kernel. */
+#include <unistd.h>
+struct fake_module { int live, launched; };
+static int loads, launched_then_unloaded;
+int fake_module_loads(void) { return __atomic_load_n(&loads, __ATOMIC_SEQ_CST); }
+int fake_launched_then_unloaded(void) { return __atomic_load_n(&launched_then_unloaded, __ATOMIC_SEQ_CST); }
+int cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **v) {
+  (void)img; (void)n; (void)o; (void)v;
+  usleep(20000); /* loading takes a while: concurrent first uses overlap */
+  struct fake_module *mod = calloc(1, sizeof *mod); mod->live = 1; *m = mod;
+  __atomic_add_fetch(&loads, 1, __ATOMIC_SEQ_CST);
+  return 0;
+}
+int cuModuleGetFunction(void **f, void *m, const char *name) { *f = m; return m && name ? 0 : 500; }
+int cuModuleUnload(void *m) {
+  struct fake_module *mod = m;
+  if (!mod || !mod->live) return 400;
+  if (__atomic_load_n(&mod->launched, __ATOMIC_SEQ_CST)) __atomic_add_fetch(&launched_then_unloaded, 1, __ATOMIC_SEQ_CST);
+  mod->live = 0;
+  return 0;
+}
+/* A fault inside a library's kernel (the fake cuBLAS calls this): the stream reports it. */
+static int stream_fault;
+void fake_poison(void) { stream_fault = 700; }
+int cuStreamSynchronize(void *s) { return s == &stream_token ? stream_fault : 400; }
 /* Eleven arguments: the last five arrive on the stack. A consistent call "faults" (700). */
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared, void *stream, void **params, void **extra) {
-  int ok = f == &function_token && gx >= 1 && gy == 1 && gz == 1 && bx == 256 && by == 1 && bz == 1 && shared == 0
+  struct fake_module *mod = f;
+  if (!mod || !mod->live) return 400; /* CUDA_ERROR_INVALID_HANDLE: an unloaded module */
+  __atomic_store_n(&mod->launched, 1, __ATOMIC_SEQ_CST);
+  int ok = gx >= 1 && gy == 1 && gz == 1 && bx == 256 && by == 1 && bz == 1 && shared == 0
            && stream == &stream_token && params != 0 && params[0] != 0 && extra == 0;
   return ok ? 700 : 1;
 }
 "#;
 
+/// cuBLAS whose GEMMs fail with `CUBLAS_STATUS_EXECUTION_FAILED` (13) after poisoning the
+/// fake driver's stream with 700, as a fault inside a GEMM kernel would.
+pub const FAKE_CUBLAS: &str = r#"
+#include <dlfcn.h>
+static int handle;
+int cublasCreate_v2(void **h) { *h = &handle; return 0; }
+int cublasDestroy_v2(void *h) { return h == &handle ? 0 : 1; }
+int cublasSetStream_v2(void *h, void *s) { return h == &handle && s ? 0 : 1; }
+static int fault(void) {
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void (*poison)(void) = cuda ? (void (*)(void))dlsym(cuda, "fake_poison") : 0;
+  if (poison) poison();
+  return 13;
+}
+int cublasSgemmStridedBatched(void) { return fault(); }
+int cublasDgemmStridedBatched(void) { return fault(); }
+"#;
+
 /// NVRTC that "compiles" everything to a one-byte CUBIN for sm_90.
-const FAKE_NVRTC: &str = r#"
+pub const FAKE_NVRTC: &str = r#"
 #include <stddef.h>
 int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }
 int nvrtcGetNumSupportedArchs(int *n) { *n = 1; return 0; }
@@ -89,7 +133,8 @@ int nvrtcDestroyProgram(void **p) { *p = 0; return 0; }
 const char *nvrtcGetErrorString(int e) { return e == 0 ? "NVRTC_SUCCESS" : "NVRTC_ERROR"; }
 "#;
 
-fn compile(dir: &Path, name: &str, soname: &str, source: &str) -> Option<PathBuf> {
+/// Compiles C `source` into the shared library `dir/soname`; `None` without a C compiler.
+pub fn compile(dir: &Path, name: &str, soname: &str, source: &str) -> Option<PathBuf> {
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, source).ok()?;
     let out = dir.join(soname);
@@ -108,23 +153,48 @@ fn compile(dir: &Path, name: &str, soname: &str, source: &str) -> Option<PathBuf
 /// passed. Skips (with a note) off x86-64 Linux, without a C compiler, or when a real driver
 /// shadows the fake.
 pub fn run_against_fake_driver(test: &str, check: fn()) {
+    run_against(test, check, FAKE_DRIVER);
+}
+
+/// [`run_against_fake_driver`] with a driver that lacks the entry point `missing` (its
+/// definition renamed): the child's output (stdout and stderr) when it ran, `None` when skipped.
+pub fn run_against_driver_without(test: &str, check: fn(), missing: &str) -> Option<String> {
+    let source = FAKE_DRIVER.replace(&format!("int {missing}("), &format!("int renamed_{missing}("));
+    assert_ne!(source, FAKE_DRIVER, "the fake driver defines no {missing}");
+    run_against(test, check, &source)
+}
+
+/// Reads one of the fake driver's counters (`fake_module_loads`, ...) in the child, where the
+/// fake is the `libcuda.so.1` already loaded.
+pub fn fake_counter(name: &str) -> i32 {
+    // SAFETY: the fake driver is loaded (the backend loaded it); the counters are
+    // `int f(void)` functions of it.
+    unsafe {
+        let lib = libloading::Library::new("libcuda.so.1").expect("the fake driver");
+        let f = lib.get::<unsafe extern "C" fn() -> i32>(format!("{name}\0").as_bytes()).expect(name);
+        f()
+    }
+}
+
+fn run_against(test: &str, check: fn(), driver_source: &str) -> Option<String> {
     if std::env::var_os(CHILD_ENV).is_some() {
         check();
         println!("{DONE}");
-        return;
+        return None;
     }
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         println!("SKIPPED: the forwarding stub is built for x86-64 Linux only");
-        return;
+        return None;
     }
     let dir = std::env::temp_dir().join(format!("polycompute-fake-driver-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (Some(_driver), Some(nvrtc)) = (
-        compile(&dir, "fake_cuda", "libcuda.so.1", FAKE_DRIVER),
+    let (Some(_driver), Some(nvrtc), Some(cublas)) = (
+        compile(&dir, "fake_cuda", "libcuda.so.1", driver_source),
         compile(&dir, "fake_nvrtc", "libnvrtc-fake.so", FAKE_NVRTC),
+        compile(&dir, "fake_cublas", "libcublas-fake.so", FAKE_CUBLAS),
     ) else {
         println!("SKIPPED: no C compiler to build the fake driver");
-        return;
+        return None;
     };
     let exe = std::env::current_exe().unwrap();
     let out = Command::new(exe)
@@ -132,16 +202,17 @@ pub fn run_against_fake_driver(test: &str, check: fn()) {
         .env(CHILD_ENV, "1")
         .env("LD_LIBRARY_PATH", &dir)
         .env("POLYCOMPUTE_NVRTC_LIB", &nvrtc)
-        .env_remove("POLYCOMPUTE_CUBLAS_LIB")
+        .env("POLYCOMPUTE_CUBLAS_LIB", &cublas)
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if text.contains(REAL_DRIVER) {
         println!("SKIPPED: a real driver shadows the fake one");
-        return;
+        return None;
     }
     assert!(out.status.success() && text.contains(DONE), "child failed:\n{text}");
+    Some(text)
 }
 
 /// In the child: the CUDA backend, or `None` (after saying so) when it does not see exactly
