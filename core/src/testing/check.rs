@@ -435,7 +435,7 @@ impl Check {
             }
         };
         let mut others = Vec::new();
-        let mut skipped = None;
+        let mut skipped = Vec::new();
         let kinds: Vec<BackendKind> = match scope {
             Scope::All => BackendKind::ALL.iter().copied().filter(|k| *k != BackendKind::Cpu).collect(),
             Scope::Kind(BackendKind::Cpu) => Vec::new(),
@@ -445,11 +445,11 @@ impl Check {
             let infos = match registry::backend(kind).and_then(|b| b.devices()) {
                 Ok(infos) if !infos.is_empty() => infos,
                 Ok(_) => {
-                    skipped = Some(skip(kind, "the backend lists no device".into())?);
+                    skipped.push(skip(kind, "the backend lists no device".into())?);
                     continue;
                 }
                 Err(e) => {
-                    skipped = Some(skip(kind, e.to_string())?);
+                    skipped.push(skip(kind, e.to_string())?);
                     continue;
                 }
             };
@@ -461,9 +461,7 @@ impl Check {
         }
         // Under `All`, a backend without devices is only worth a line when nothing but the
         // reference ran.
-        if !others.is_empty() {
-            skipped = None;
-        }
+        let skipped = (others.is_empty() && !skipped.is_empty()).then(|| skipped.join("; "));
         Ok((Some(reference), others, skipped))
     }
 }

@@ -59,7 +59,7 @@ macro_rules! __polycompute_backend_tests {
         #[test]
         fn $test() {
             let check: $crate::testing::Check = $check;
-            check.assert_scope($crate::testing::Scope::Kind($crate::BackendKind::$kind), super::$name);
+            check.assert_scope($crate::testing::Scope::Kind($crate::BackendKind::$kind), $name);
         }
     };
     (@snapshot $name:ident, $check:expr) => {
@@ -79,7 +79,7 @@ macro_rules! __polycompute_backend_tests {
                 scope = $crate::testing::Scope::Kind($crate::BackendKind::$kind),
                 stringify!($name),
                 $check,
-                super::$name
+                $name
             );
         }
     };
@@ -117,7 +117,7 @@ macro_rules! __polycompute_assert_device_snapshot {
         let name: &str = $name;
         let check: $crate::testing::Check = $check;
         if let Some(text) = $crate::testing::snapshot::prepare(&check, $scope, &site, name, $f) {
-            $crate::testing::insta::assert_snapshot!(name, text);
+            $crate::testing::insta::assert_snapshot!(name, text, concat!("the outputs of ", stringify!($f), " on every device"));
         }
     }};
     ($name:expr, $check:expr, $f:expr $(,)?) => {

@@ -127,13 +127,15 @@ fn summarize(index: usize, out: &HostArray) -> Summary {
     let sum: f64 = finite.iter().sum();
     let sum_abs: f64 = finite.iter().map(|x| x.abs()).sum();
     let mean = (!finite.is_empty()).then(|| sum / finite.len() as f64);
+    // Integer sums are whole numbers (exact below 2^53); means are f64.
+    let whole = |x: f64| if dtype.is_int() { format!("{}", x as i128) } else { format_value(dtype, x) };
     let wide = |x: f64| if dtype.is_int() { format!("{x:?}") } else { format_value(dtype, x) };
     let stats = vec![
         ("min".into(), fmt(numbers.iter().copied().reduce(f64::min))),
         ("max".into(), fmt(numbers.iter().copied().reduce(f64::max))),
         ("mean".into(), mean.map_or("none".into(), wide)),
-        ("sum".into(), wide(sum)),
-        ("sum|x|".into(), wide(sum_abs)),
+        ("sum".into(), whole(sum)),
+        ("sum|x|".into(), whole(sum_abs)),
         ("NaN".into(), (v.len() - numbers.len()).to_string()),
         ("inf".into(), (numbers.len() - finite.len()).to_string()),
     ];
