@@ -92,6 +92,8 @@ pub struct Report {
     pub max_ulps: Vec<(DeviceId, usize, Option<u64>)>,
     /// Why the scope's backend was skipped (no device), when it was.
     pub skipped: Option<String>,
+    /// The devices skipped because they cannot run the check ([`CheckError::Unsupported`]).
+    pub unsupported: Vec<String>,
 }
 
 impl fmt::Display for Report {
@@ -104,6 +106,9 @@ impl fmt::Display for Report {
         write!(f, "{} output(s) agree on {}", self.reference.len(), ids.join(", "))?;
         if let Some(why) = &self.skipped {
             write!(f, " (skipped {why})")?;
+        }
+        for why in &self.unsupported {
+            write!(f, " (skipped: {why})")?;
         }
         for (dev, out, ulps) in &self.max_ulps {
             if let Some(u) = ulps.filter(|u| *u > 0) {
@@ -123,6 +128,15 @@ pub enum CheckError {
     NoReference(String),
     /// The closure returned an error on a device (or its outputs could not be read back).
     Failed {
+        /// The device.
+        device: DeviceId,
+        /// The error's message.
+        error: String,
+    },
+    /// The closure returned [`Error::Unsupported`](crate::Error::Unsupported) on a device that
+    /// is not the reference: the device cannot run it (f64 without `SHADER_F64`), so it is
+    /// skipped, visibly; a failure only when the scope's required backend compared no device.
+    Unsupported {
         /// The device.
         device: DeviceId,
         /// The error's message.
@@ -190,6 +204,7 @@ impl fmt::Display for CheckError {
             CheckError::Devices(e) => f.write_str(e),
             CheckError::NoReference(e) => write!(f, "the reference device cpu:0 is unavailable: {e}"),
             CheckError::Failed { device, error } => write!(f, "the closure failed on {device}: {error}"),
+            CheckError::Unsupported { device, error } => write!(f, "{device} cannot run the check: {error}"),
             CheckError::Panicked { device, message } => write!(f, "the closure panicked on {device}: {message}"),
             CheckError::OutputCount { device, got, want } => {
                 write!(f, "{device} returned {got} output(s), the reference returned {want}")
@@ -286,7 +301,7 @@ impl Check {
     pub fn run<O, E>(&self, f: impl FnMut(&Device) -> Result<O, E>) -> Result<Report, CheckFailed>
     where
         O: IntoOutputs,
-        E: fmt::Display,
+        E: fmt::Display + 'static,
     {
         self.run_scope(Scope::All, f)
     }
@@ -296,7 +311,7 @@ impl Check {
     pub fn assert<O, E>(&self, f: impl FnMut(&Device) -> Result<O, E>) -> Report
     where
         O: IntoOutputs,
-        E: fmt::Display,
+        E: fmt::Display + 'static,
     {
         self.run(f).unwrap_or_else(|e| panic!("{e}"))
     }
@@ -308,7 +323,7 @@ impl Check {
     pub fn run_scope<O, E>(&self, scope: Scope, mut f: impl FnMut(&Device) -> Result<O, E>) -> Result<Report, CheckFailed>
     where
         O: IntoOutputs,
-        E: fmt::Display,
+        E: fmt::Display + 'static,
     {
         let fail = |e: CheckError| CheckFailed { check: self.name.clone(), errors: vec![e] };
         let required = Required::from_env().map_err(|e| fail(CheckError::Devices(e.to_string())))?;
@@ -328,6 +343,7 @@ impl Check {
                 compared: Vec::new(),
                 max_ulps: Vec::new(),
                 skipped: Some(why),
+                unsupported: Vec::new(),
             });
         };
         if let Some(why) = &skipped {
@@ -346,11 +362,17 @@ impl Check {
             compared: Vec::new(),
             max_ulps: Vec::new(),
             skipped,
+            unsupported: Vec::new(),
         };
         let mut errors = Vec::new();
         for dev in &others {
             let got = match run_one(&mut f, dev) {
                 Ok(got) => got,
+                Err(e @ CheckError::Unsupported { .. }) => {
+                    show_skip(&self.name, &e.to_string());
+                    report.unsupported.push(e.to_string());
+                    continue;
+                }
                 Err(e) => {
                     errors.push(e);
                     continue;
@@ -366,6 +388,14 @@ impl Check {
             report.compared.push(got);
         }
         report.reference = want;
+        if let Scope::Kind(kind) = scope {
+            if kind != BackendKind::Cpu && report.devices.len() == 1 && required.contains(kind) {
+                errors.push(CheckError::Devices(format!(
+                    "{kind} is required by {} but none of its devices could run the check",
+                    super::devices::REQUIRE_ENV
+                )));
+            }
+        }
         if errors.is_empty() {
             Ok(report)
         } else {
@@ -378,7 +408,7 @@ impl Check {
     pub fn assert_scope<O, E>(&self, scope: Scope, f: impl FnMut(&Device) -> Result<O, E>) -> Report
     where
         O: IntoOutputs,
-        E: fmt::Display,
+        E: fmt::Display + 'static,
     {
         self.run_scope(scope, f).unwrap_or_else(|e| panic!("{e}"))
     }
@@ -472,7 +502,7 @@ fn show_skip(check: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED check {check:?} on {why}");
 }
 
-fn run_one<O: IntoOutputs, E: fmt::Display>(
+fn run_one<O: IntoOutputs, E: fmt::Display + 'static>(
     f: &mut impl FnMut(&Device) -> Result<O, E>,
     dev: &Device,
 ) -> Result<Vec<HostArray>, CheckError> {
@@ -481,7 +511,16 @@ fn run_one<O: IntoOutputs, E: fmt::Display>(
         Ok(Ok(outs)) => outs
             .into_outputs()
             .map_err(|e| CheckError::Failed { device, error: format!("reading its outputs back: {e}") }),
-        Ok(Err(e)) => Err(CheckError::Failed { device, error: e.to_string() }),
+        Ok(Err(e)) => {
+            // A device that cannot run an op for a dtype (f64 on a GPU without it) is not wrong.
+            let unsupported = (&e as &dyn std::any::Any)
+                .downcast_ref::<crate::Error>()
+                .is_some_and(|e| matches!(e, crate::Error::Unsupported { device: Some(_), .. }));
+            if unsupported {
+                return Err(CheckError::Unsupported { device, error: e.to_string() });
+            }
+            Err(CheckError::Failed { device, error: e.to_string() })
+        }
         Err(panic) => {
             let message = panic
                 .downcast_ref::<&str>()

@@ -254,7 +254,7 @@ pub fn prepare<O, E>(
 ) -> Option<String>
 where
     O: IntoOutputs,
-    E: std::fmt::Display,
+    E: std::fmt::Display + 'static,
 {
     let report = check.assert_scope(scope, f);
     if report.devices.is_empty() {
