@@ -21,13 +21,14 @@ pub fn histogram(x: &DeviceArray<f32>, bins: usize, lo: f32, hi: f32) -> Result<
     // Bin of each value; -1 for values outside [lo, hi).
     let bin = x.reshape(&[n, 1])?.map(|v| {
         let b = ((v.clone() - lo) / width).floor();
-        Expr::select(v.clone().ge(lo).and(v.lt(hi)), b.min(bins as f64 - 1.0), -1.0)
+        // Comparisons give 1.0 or 0.0 in the value's dtype.
+        Expr::select(v.clone().ge(lo), Expr::select(v.lt(hi), b.min(Expr::float(bins as f64 - 1.0)), -1.0), -1.0)
     })?;
     let ids = dev.zeros::<f32>(&[1, bins])?.map(|_| Expr::index().cast(DType::F32))?;
-    let one_hot = bin.zip_map(&ids, |b, i| Expr::select(b.eq(i), 1.0, 0.0))?;
+    let one_hot = bin.zip_map(&ids, |b, i| b.eq(i))?;
     // Sums of 0s and 1s are exact in f32 below 2^24, in any order, on every backend.
     let counts = dev.full(1.0f32, &[1, n])?.matmul(&one_hot)?.reshape(&[bins])?;
-    let density = counts.map(|c| c / (n as f64 * width as f64))?;
+    let density = counts.map(|c| c / Expr::float(n as f64 * width as f64))?;
     Ok(Histogram { counts: counts.cast()?, density })
 }
 
