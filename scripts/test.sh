@@ -72,4 +72,7 @@ echo "+ diff <README.md's rust block> examples/quickstart.rs"
 diff <(awk '/^```rust$/ {on = 1; next} /^```$/ && on {exit} on' README.md) examples/quickstart.rs
 run cargo run --quiet --example quickstart
 
+# A user's project (examples/downstream/) as docs/testing.md's CI template runs it: cpu, wgpu, cuda stub.
+run scripts/downstream.sh
+
 echo "scripts/test.sh: all steps passed"
