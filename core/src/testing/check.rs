@@ -313,7 +313,10 @@ impl Check {
         O: IntoOutputs,
         E: fmt::Display + 'static,
     {
-        self.run(f).unwrap_or_else(|e| panic!("{e}"))
+        match self.run(f) {
+            Ok(report) => report,
+            Err(e) => panic!("{e}"),
+        }
     }
 
     /// Runs `f` on the reference and on the devices of `scope`, and compares. A backend of the
@@ -410,7 +413,10 @@ impl Check {
         O: IntoOutputs,
         E: fmt::Display + 'static,
     {
-        self.run_scope(scope, f).unwrap_or_else(|e| panic!("{e}"))
+        match self.run_scope(scope, f) {
+            Ok(report) => report,
+            Err(e) => panic!("{e}"),
+        }
     }
 
     /// Compares one device's outputs with the reference's; the largest ULP distance of each

@@ -28,7 +28,9 @@
 ///     let total = e.sum(Some(1))?.reshape(&[8, 1])?;
 ///     e.zip_map(&total, |a, b| a / b)
 /// }
-/// backend_tests!(softmax, check = Check::new("softmax").tolerance(Tolerance::ulps(8)), snapshot);
+/// backend_tests!(softmax, check = Check::new("softmax").tolerance(Tolerance::ulps(8)));
+/// // With the `insta` feature, `backend_tests!(softmax, check = ..., snapshot)` also
+/// // asserts one snapshot that every backend shares.
 /// ```
 #[doc(hidden)]
 #[macro_export]
