@@ -11,9 +11,8 @@
 #   (4. the self-hosted GPU job is `POLYCOMPUTE_REQUIRE=cuda cargo test --features cuda`: it
 #      needs a GPU, so scripts/gpu-check.sh covers our own suite on one instead.)
 #
-# Idempotent. Needs what scripts/test.sh sets up (Rust, a C compiler, lavapipe). Takes about
-# 3-5 minutes on 2 cores when the workspace is already built (step 3 builds the cuda feature
-# in its own target folder, so that nothing from our own stub leaks in).
+# Idempotent. Needs what scripts/test.sh sets up (Rust, a C compiler, lavapipe); reuses the
+# workspace's build (run it after the workspace's tests, as scripts/test.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -37,13 +36,16 @@ run env POLYCOMPUTE_REQUIRE=wgpu cargo test --locked --features wgpu
 #    checkout), built without the cuda feature: it needs no CUDA.
 tools="$target/downstream-tools"
 run cargo install --quiet --locked --debug --path "$root" --root "$tools" --target-dir "$target"
-# A clean environment: no CUDA_LIBRARY_PATH or LD_LIBRARY_PATH from our own stub, and a target
-# folder of its own, so cust's build script sees only what the documented command prints.
+# A clean environment: no CUDA_LIBRARY_PATH or LD_LIBRARY_PATH from our own stub. The stub goes
+# to a folder of its own, so cust's build script (which reruns when CUDA_LIBRARY_PATH changes)
+# links against what the documented command made, and nothing else; the rest of the build is
+# shared with the workspace's.
+stub="$target/downstream-cuda-stub"
 clean=(env -u CUDA_LIBRARY_PATH -u CUDA_PATH -u CUDA_ROOT -u CUDA_TOOLKIT_ROOT_DIR -u LD_LIBRARY_PATH
-    -u POLYCOMPUTE_REQUIRE "PATH=$tools/bin:$PATH" "CARGO_TARGET_DIR=$target/downstream-cuda")
-echo "+ ${clean[*]} bash -c 'eval \"\$(polycompute cuda-stub)\" && cargo test --locked --features cuda'"
+    -u POLYCOMPUTE_REQUIRE "PATH=$tools/bin:$PATH" "STUB=$stub")
+echo "+ ${clean[*]} bash -c 'eval \"\$(polycompute cuda-stub \$STUB)\" && cargo test --locked --features cuda'"
 "${clean[@]}" bash -euo pipefail -c '
-    eval "$(polycompute cuda-stub)"
+    eval "$(polycompute cuda-stub "$STUB")"
     env | grep -E "^(CUDA_LIBRARY_PATH|LD_LIBRARY_PATH)=" | sed "s/^/  from cuda-stub: /"
     cargo test --locked --features cuda
 '
