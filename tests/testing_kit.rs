@@ -112,7 +112,10 @@ fn the_same_message_for_a_nudged_result_on_the_cpu() {
     let err = check.clone().tolerance(Tolerance::ulps(2)).compare(&Device::cpu(), &got, &want).unwrap_err();
     let text = err.to_string();
     assert!(text.starts_with("cpu:0 ("), "{text}");
-    assert!(text.contains("2 of 16 element(s) differ beyond 2 ulp; max 3 ulp seen\n    [0, 2] (flat 2) got "), "{text}");
+    assert!(
+        text.contains("2 of 16 element(s) differ beyond 2 ulp; max 3 ulp seen\n    [0, 2] (flat 2) got "),
+        "{text}"
+    );
     assert!(matches!(err, CheckError::Values { count: 2, max_ulps: Some(3), .. }));
 }
 
@@ -189,5 +192,39 @@ fn a_required_backend_without_devices_fails_its_test() {
     }
     assert!(free.contains("RESULT check \"req\": SKIPPED"), "{free}");
     assert!(free_err.contains("SKIPPED check \"req\" on"), "the skip is visible: {free_err}");
-    assert!(required.contains(&format!("RESULT check \"req\": {kind} is required by POLYCOMPUTE_REQUIRE")), "{required}");
+    assert!(
+        required.contains(&format!("RESULT check \"req\": {kind} is required by POLYCOMPUTE_REQUIRE")),
+        "{required}"
+    );
+}
+
+#[test]
+fn last_bit_differences_do_not_churn_a_stored_snapshot() {
+    use polycompute_core::testing::snapshot::{prepare, Site};
+
+    let dir = std::env::temp_dir().join(format!("pc-kit-snap-{}", std::process::id()));
+    let site = Site { workspace: dir.clone(), file: "tests/kit.rs", module_path: "kit" };
+    let path = site.snapshot_file("doubled");
+    assert_eq!(path, dir.join("tests/snapshots/kit__doubled.snap"));
+    let check = Check::new("doubled").tolerance(Tolerance::ulps(2));
+    let fresh = prepare(&check, Scope::Kind(BackendKind::Cpu), &site, "doubled", doubled).unwrap();
+    // A stored snapshot whose first element is one ULP away: within the tolerance, so insta is
+    // handed the stored text and nothing churns.
+    let first = fresh.lines().nth(2).unwrap().to_string();
+    let (key, value) = first.trim().rsplit_once(' ').unwrap();
+    let nudged: f32 = value.parse::<f32>().unwrap();
+    let write = |v: f32| {
+        let text = fresh.replacen(&first, &format!("    {key} {v:?}"), 1);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("---\nsource: tests/kit.rs\n---\n{text}")).unwrap();
+        text
+    };
+    let stored = write(f32::from_bits(nudged.to_bits() + 1));
+    let handed = prepare(&check, Scope::Kind(BackendKind::Cpu), &site, "doubled", doubled).unwrap();
+    assert_eq!(handed.trim(), stored.trim(), "within the tolerance: the stored snapshot, unchanged");
+    // Three ULPs away: beyond it, so insta gets the device's own rendering (and shows the diff).
+    write(f32::from_bits(nudged.to_bits() + 3));
+    let handed = prepare(&check, Scope::Kind(BackendKind::Cpu), &site, "doubled", doubled).unwrap();
+    assert_eq!(handed, fresh);
+    let _ = std::fs::remove_dir_all(&dir);
 }

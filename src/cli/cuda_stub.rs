@@ -103,7 +103,11 @@ fn env_lines(dir: &Path, on_library_path: bool) -> String {
     let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
     let mut out = format!("export CUDA_LIBRARY_PATH={}\n", quote(dir));
     if on_library_path {
-        let _ = writeln!(out, "export LD_LIBRARY_PATH={}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}", quote(&dir.join("lib64")));
+        let _ = writeln!(
+            out,
+            "export LD_LIBRARY_PATH={}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}",
+            quote(&dir.join("lib64"))
+        );
     }
     out
 }
@@ -171,7 +175,8 @@ fn entry_points(bindings: &str) -> Vec<String> {
 /// result pass through untouched whatever the signature).
 fn forwarder_c(names: &[String]) -> String {
     let mut c = String::from(include_str!("cuda_stub/common.c"));
-    let _ = writeln!(c, "#include <dlfcn.h>\n#define COUNT {}\nstatic const char *const pc_names[COUNT] = {{", names.len());
+    let _ =
+        writeln!(c, "#include <dlfcn.h>\n#define COUNT {}\nstatic const char *const pc_names[COUNT] = {{", names.len());
     for n in names {
         let _ = writeln!(c, "  \"{n}\",");
     }
@@ -261,7 +266,8 @@ mod tests {
 
     #[test]
     fn entry_points_come_from_the_bindings() {
-        let text = "extern \"C\" {\n    pub fn cuInit(Flags: u32) -> CUresult;\n    pub fn cuCtxCreate_v2(x: i32);\n    \
+        let text =
+            "extern \"C\" {\n    pub fn cuInit(Flags: u32) -> CUresult;\n    pub fn cuCtxCreate_v2(x: i32);\n    \
                     pub fn cuInit(Flags: u32) -> CUresult;\n    pub fn other();\n}";
         assert_eq!(entry_points(text), vec!["cuCtxCreate_v2", "cuInit"]);
         let c = forwarder_c(&entry_points(text));

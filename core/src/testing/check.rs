@@ -323,7 +323,11 @@ impl Check {
     /// scope without devices is skipped: the report says why and a `SKIPPED` line goes to the
     /// terminal (past the test harness's capture); when `POLYCOMPUTE_REQUIRE` names it, that is
     /// a failure.
-    pub fn run_scope<O, E>(&self, scope: Scope, mut f: impl FnMut(&Device) -> Result<O, E>) -> Result<Report, CheckFailed>
+    pub fn run_scope<O, E>(
+        &self,
+        scope: Scope,
+        mut f: impl FnMut(&Device) -> Result<O, E>,
+    ) -> Result<Report, CheckFailed>
     where
         O: IntoOutputs,
         E: fmt::Display + 'static,
@@ -421,7 +425,12 @@ impl Check {
 
     /// Compares one device's outputs with the reference's; the largest ULP distance of each
     /// output when they agree.
-    pub fn compare(&self, device: &Device, got: &[HostArray], want: &[HostArray]) -> Result<Vec<Option<u64>>, CheckError> {
+    pub fn compare(
+        &self,
+        device: &Device,
+        got: &[HostArray],
+        want: &[HostArray],
+    ) -> Result<Vec<Option<u64>>, CheckError> {
         let id = device.id();
         if got.len() != want.len() {
             return Err(CheckError::OutputCount { device: id, got: got.len(), want: want.len() });
@@ -462,8 +471,8 @@ impl Check {
             Err(e) => {
                 // Nothing can be compared without the reference: a failure where the CPU or the
                 // scope's backend is required, a visible skip otherwise.
-                let needed = required.contains(BackendKind::Cpu)
-                    || matches!(scope, Scope::Kind(k) if required.contains(k));
+                let needed =
+                    required.contains(BackendKind::Cpu) || matches!(scope, Scope::Kind(k) if required.contains(k));
                 if needed {
                     return Err(CheckError::NoReference(e.to_string()));
                 }
@@ -594,7 +603,8 @@ mod tests {
         let report = report.unwrap();
         assert!(report.skipped.as_deref().unwrap().contains("cpu"), "{report}");
         assert!(report.to_string().contains("SKIPPED"));
-        let wgpu = Check::new("w").run_scope(Scope::Kind(BackendKind::Wgpu), |_| Ok::<_, String>(Vec::<HostArray>::new()));
+        let wgpu =
+            Check::new("w").run_scope(Scope::Kind(BackendKind::Wgpu), |_| Ok::<_, String>(Vec::<HostArray>::new()));
         assert!(wgpu.unwrap().skipped.is_some());
     }
 

@@ -119,7 +119,11 @@ macro_rules! __polycompute_assert_device_snapshot {
         let name: &str = $name;
         let check: $crate::testing::Check = $check;
         if let Some(text) = $crate::testing::snapshot::prepare(&check, $scope, &site, name, $f) {
-            $crate::testing::insta::assert_snapshot!(name, text, concat!("the outputs of ", stringify!($f), " on every device"));
+            $crate::testing::insta::assert_snapshot!(
+                name,
+                text,
+                concat!("the outputs of ", stringify!($f), " on every device")
+            );
         }
     }};
     ($name:expr, $check:expr, $f:expr $(,)?) => {

@@ -51,11 +51,11 @@ pub use specials::Specials;
 pub use tolerance::{Tolerance, DEFAULT_FLOAT_ULPS};
 pub use ulps::{Mismatch, Mismatches, SignedZeros, UlpFloat, Ulps};
 
-#[doc(inline)]
-pub use crate::__polycompute_backend_tests as backend_tests;
 #[cfg(feature = "insta")]
 #[doc(inline)]
 pub use crate::__polycompute_assert_device_snapshot as assert_device_snapshot;
+#[doc(inline)]
+pub use crate::__polycompute_backend_tests as backend_tests;
 /// The insta crate, for [`assert_device_snapshot!`] (a test needs no dependency of its own).
 #[cfg(feature = "insta")]
 pub use insta;

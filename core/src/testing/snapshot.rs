@@ -192,7 +192,11 @@ fn agrees(stored: &Summary, fresh: &Summary, out: &HostArray, tol: &Tolerance) -
         return Err(format!("`{}` where the snapshot has `{}`", fresh.header, stored.header));
     }
     if stored.samples.len() != fresh.samples.len() {
-        return Err(format!("{} sampled element(s) where the snapshot has {}", fresh.samples.len(), stored.samples.len()));
+        return Err(format!(
+            "{} sampled element(s) where the snapshot has {}",
+            fresh.samples.len(),
+            stored.samples.len()
+        ));
     }
     let positions = sample_positions(out.data.len());
     for ((pos, (key, got)), (skey, want)) in positions.iter().zip(&fresh.samples).zip(&stored.samples) {
@@ -214,7 +218,8 @@ fn agrees(stored: &Summary, fresh: &Summary, out: &HostArray, tol: &Tolerance) -
         v.iter().enumerate().filter(|(_, x)| x.is_finite()).map(|(i, x)| tol.slack(dtype, i, *x)).collect();
     let total: f64 = slacks.iter().sum();
     let widest = slacks.iter().copied().fold(0.0, f64::max);
-    let printed = |x: f64| if dtype == DType::F32 { ulps::ulp_size(x, DType::F32) } else { ulps::ulp_size(x, DType::F64) };
+    let printed =
+        |x: f64| if dtype == DType::F32 { ulps::ulp_size(x, DType::F32) } else { ulps::ulp_size(x, DType::F64) };
     for ((k, got), (sk, want)) in fresh.stats.iter().zip(&stored.stats) {
         if k != sk {
             return Err(format!("statistic {k} where the snapshot has {sk}"));
@@ -237,7 +242,10 @@ fn agrees(stored: &Summary, fresh: &Summary, out: &HostArray, tol: &Tolerance) -
         }
     }
     if tol.is_exact() && stored.digest != fresh.digest {
-        return Err(format!("digest {} where the snapshot has {} (the tolerance is exact)", fresh.digest, stored.digest));
+        return Err(format!(
+            "digest {} where the snapshot has {} (the tolerance is exact)",
+            fresh.digest, stored.digest
+        ));
     }
     Ok(())
 }
@@ -276,17 +284,16 @@ where
         eprintln!("{}: not a device-array snapshot; the reference's rendering replaces it", file.display());
         return Some(fresh);
     };
-    let all = std::iter::once((&report.devices[0], &report.reference)).chain(report.devices[1..].iter().zip(&report.compared));
+    let all = std::iter::once((&report.devices[0], &report.reference))
+        .chain(report.devices[1..].iter().zip(&report.compared));
     for (dev, outs) in all {
         let mine = summary(outs);
         let problem = if mine.len() != stored.len() {
             Some(format!("{} output(s) where the snapshot has {}", mine.len(), stored.len()))
         } else {
-            mine.iter()
-                .zip(&stored)
-                .zip(outs)
-                .enumerate()
-                .find_map(|(i, ((m, s), o))| agrees(s, m, o, &check.tolerance_of(i, o)).err().map(|e| format!("output {i}: {e}")))
+            mine.iter().zip(&stored).zip(outs).enumerate().find_map(|(i, ((m, s), o))| {
+                agrees(s, m, o, &check.tolerance_of(i, o)).err().map(|e| format!("output {i}: {e}"))
+            })
         };
         if let Some(problem) = problem {
             eprintln!(
@@ -354,7 +361,9 @@ mod tests {
         let e = agrees(&summarize(0, &want), &summarize(0, &got), &got, &Tolerance::ulps(1000)).unwrap_err();
         assert!(e.contains("element [1] is 2.0, the snapshot has NaN (NaN against a number"), "{e}");
         let other = array(HostVec::F64(vec![1.0, 2.0, 3.0]), &[3, 1]);
-        assert!(agrees(&summarize(0, &got), &summarize(0, &other), &other, &Tolerance::exact()).unwrap_err().contains("shape [3, 1]"));
+        assert!(agrees(&summarize(0, &got), &summarize(0, &other), &other, &Tolerance::exact())
+            .unwrap_err()
+            .contains("shape [3, 1]"));
         assert_eq!(sample_positions(100).last(), Some(&99));
         assert_eq!(sample_positions(3), vec![0, 1, 2]);
         assert!(parse("something else").is_none());

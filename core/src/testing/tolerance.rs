@@ -138,7 +138,8 @@ impl Tolerance {
             Rule::Exact | Rule::Ulps(_) => None,
             Rule::AbsRel { abs, rel } => Some(abs + rel * want.abs()),
             Rule::SumLike { ulps, magnitudes } => {
-                let m = if magnitudes.len() == 1 { magnitudes[0] } else { magnitudes.get(index).copied().unwrap_or(0.0) };
+                let m =
+                    if magnitudes.len() == 1 { magnitudes[0] } else { magnitudes.get(index).copied().unwrap_or(0.0) };
                 Some(*ulps as f64 * epsilon(dtype) * m)
             }
         }
@@ -286,7 +287,9 @@ pub fn compare_value(dtype: DType, index: usize, got: f64, want: f64, tolerance:
             let (g, w) = (got as f32, want as f32);
             ((!g.is_nan() && !w.is_nan()).then(|| ulps::distance(g, w)), g.to_bits() == w.to_bits())
         }
-        DType::F64 => ((!got.is_nan() && !want.is_nan()).then(|| ulps::distance(got, want)), got.to_bits() == want.to_bits()),
+        DType::F64 => {
+            ((!got.is_nan() && !want.is_nan()).then(|| ulps::distance(got, want)), got.to_bits() == want.to_bits())
+        }
         DType::I32 | DType::U32 => (Some((got - want).abs() as u64), got == want),
     };
     let ok = matches_one(tolerance, dtype, index, got, want, ulps, bits_equal);

@@ -59,7 +59,12 @@ fn a_wrong_backend_fails_the_check_readably() {
         Ok(report) => assert_eq!(report.devices.len(), 1, "only the CPU here, nothing was nudged: {report}"),
         Err(e) => {
             let text = e.to_string();
-            assert!(text.contains("in output 1 \"density\" (f32, shape [16]): 1 of 16 element(s) differ beyond exact; max 1 ulp seen"), "{text}");
+            assert!(
+                text.contains(
+                    "in output 1 \"density\" (f32, shape [16]): 1 of 16 element(s) differ beyond exact; max 1 ulp seen"
+                ),
+                "{text}"
+            );
             assert!(text.contains("\n    [7] got "), "{text}");
         }
     }
