@@ -17,20 +17,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 target="${CARGO_TARGET_DIR:-$root/target}"
+# The downstream project builds into the workspace's target folder: its dependencies are the
+# same crates at the same versions (its Cargo.lock), so nothing is compiled twice.
+export CARGO_TARGET_DIR="$target"
 
 run() {
     echo "+ $*"
     "$@"
 }
 
+# Its Cargo.lock pins what the workspace's pins; cargo adds what the workspace has added since.
 cd examples/downstream
 
 # 1. CPU only. POLYCOMPUTE_REQUIRE is cleared: test.sh's "wgpu" must not apply here.
-run env -u POLYCOMPUTE_REQUIRE cargo test --locked
+run env -u POLYCOMPUTE_REQUIRE cargo test
 
 # 2. wgpu on Mesa's software Vulkan (scripts/setup-lavapipe.sh installed it): a required
 #    backend, so a missing adapter fails instead of skipping.
-run env POLYCOMPUTE_REQUIRE=wgpu cargo test --locked --features wgpu
+run env POLYCOMPUTE_REQUIRE=wgpu cargo test --features wgpu
 
 # 3. The polycompute CLI as a user installs it (`cargo install polycompute`; here from this
 #    checkout), built without the cuda feature: it needs no CUDA.
@@ -43,10 +47,10 @@ run cargo install --quiet --locked --debug --path "$root" --root "$tools" --targ
 stub="$target/downstream-cuda-stub"
 clean=(env -u CUDA_LIBRARY_PATH -u CUDA_PATH -u CUDA_ROOT -u CUDA_TOOLKIT_ROOT_DIR -u LD_LIBRARY_PATH
     -u POLYCOMPUTE_REQUIRE "PATH=$tools/bin:$PATH" "STUB=$stub")
-echo "+ ${clean[*]} bash -c 'eval \"\$(polycompute cuda-stub \$STUB)\" && cargo test --locked --features cuda'"
+echo "+ ${clean[*]} bash -c 'eval \"\$(polycompute cuda-stub \$STUB)\" && cargo test --features cuda'"
 "${clean[@]}" bash -euo pipefail -c '
     eval "$(polycompute cuda-stub "$STUB")"
     env | grep -E "^(CUDA_LIBRARY_PATH|LD_LIBRARY_PATH)=" | sed "s/^/  from cuda-stub: /"
-    cargo test --locked --features cuda
+    cargo test --features cuda
 '
 echo "scripts/downstream.sh: the downstream example passed on cpu, on wgpu and built with --features cuda"
