@@ -176,26 +176,52 @@ pub enum CheckError {
         shape: Vec<usize>,
     },
     /// Elements differ beyond the tolerance.
-    Values {
-        /// The device and its name (`wgpu:0 (llvmpipe)`).
-        device: String,
-        /// The output.
-        output: String,
-        /// Its dtype.
-        dtype: DType,
-        /// Its shape.
-        shape: Vec<usize>,
-        /// The tolerance, described.
-        tolerance: String,
-        /// The number of elements.
-        len: usize,
-        /// How many differ.
-        count: usize,
-        /// The largest ULP distance seen.
-        max_ulps: Option<u64>,
-        /// The first few, described (`[2, 5] got 0.125 want 0.12500001 (1 ulp)`).
-        shown: Vec<String>,
-    },
+    Values(Box<ValueMismatch>),
+}
+
+/// Elements of one output that differ beyond its tolerance on one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueMismatch {
+    /// The device and its name (`wgpu:0 (llvmpipe)`).
+    pub device: String,
+    /// The output.
+    pub output: String,
+    /// Its dtype.
+    pub dtype: DType,
+    /// Its shape.
+    pub shape: Vec<usize>,
+    /// The tolerance, described.
+    pub tolerance: String,
+    /// The number of elements.
+    pub len: usize,
+    /// How many differ.
+    pub count: usize,
+    /// The largest ULP distance seen.
+    pub max_ulps: Option<u64>,
+    /// The first few, described (`[2, 5] got 0.125 want 0.12500001 (1 ulp)`).
+    pub shown: Vec<String>,
+}
+
+impl fmt::Display for ValueMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ValueMismatch { device, output, dtype, shape, tolerance, len, count, max_ulps, shown } = self;
+        write!(
+            f,
+            "{device} differs from the reference in {output} ({dtype}, shape {shape:?}): \
+             {count} of {len} element(s) differ beyond {tolerance}; max "
+        )?;
+        match max_ulps {
+            Some(u) => write!(f, "{u} ulp seen")?,
+            None => f.write_str("ulp: none (NaN against a number)")?,
+        }
+        for s in shown {
+            write!(f, "\n    {s}")?;
+        }
+        if *count > shown.len() {
+            write!(f, "\n    ... and {} more", count - shown.len())?;
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for CheckError {
@@ -215,24 +241,7 @@ impl fmt::Display for CheckError {
                 "{output} is empty (shape {shape:?}) on the reference: comparing no elements checks nothing; \
                  assert the empty result directly instead"
             ),
-            CheckError::Values { device, output, dtype, shape, tolerance, len, count, max_ulps, shown } => {
-                write!(
-                    f,
-                    "{device} differs from the reference in {output} ({dtype}, shape {shape:?}): \
-                     {count} of {len} element(s) differ beyond {tolerance}; max "
-                )?;
-                match max_ulps {
-                    Some(u) => write!(f, "{u} ulp seen")?,
-                    None => f.write_str("ulp: none (NaN against a number)")?,
-                }
-                for s in shown {
-                    write!(f, "\n    {s}")?;
-                }
-                if *count > shown.len() {
-                    write!(f, "\n    ... and {} more", count - shown.len())?;
-                }
-                Ok(())
-            }
+            CheckError::Values(m) => m.fmt(f),
         }
     }
 }
@@ -454,11 +463,7 @@ impl Check {
         Ok(max)
     }
 
-    fn devices(
-        &self,
-        scope: Scope,
-        required: &Required,
-    ) -> Result<(Option<Device>, Vec<Device>, Option<String>), CheckError> {
+    fn devices(&self, scope: Scope, required: &Required) -> Result<Found, CheckError> {
         let skip = |kind: BackendKind, why: String| -> Result<String, CheckError> {
             if required.contains(kind) {
                 Err(CheckError::Devices(TestKitError::Required { kind, reason: why }.to_string()))
@@ -510,6 +515,9 @@ impl Check {
         Ok((Some(reference), others, skipped))
     }
 }
+
+/// The reference (when it opens), the devices to compare with it, and why a backend was skipped.
+type Found = (Option<Device>, Vec<Device>, Option<String>);
 
 /// Writes a `SKIPPED` line to the process's stderr directly: a test harness captures what
 /// `eprintln!` prints in a passing test, and a skip must never be silent.
@@ -577,7 +585,7 @@ fn values_error(device: &Device, index: usize, want: &HostArray, tol: &Tolerance
             )
         })
         .collect();
-    CheckError::Values {
+    CheckError::Values(Box::new(ValueMismatch {
         device: format!("{} ({})", device.id(), device.info().name),
         output: want.label(index),
         dtype,
@@ -587,7 +595,7 @@ fn values_error(device: &Device, index: usize, want: &HostArray, tol: &Tolerance
         count: c.count,
         max_ulps: c.max_ulps,
         shown,
-    }
+    }))
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ pub mod specials;
 pub mod tolerance;
 pub mod ulps;
 
-pub use check::{Check, CheckError, CheckFailed, OutputKey, Report, Scope};
+pub use check::{Check, CheckError, CheckFailed, OutputKey, Report, Scope, ValueMismatch};
 pub use devices::{for_each_device, Required, TestKitError};
 pub use inputs::Gen;
 pub use outputs::{named, HostArray, IntoOutputs, Named};

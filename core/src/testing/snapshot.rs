@@ -237,7 +237,8 @@ fn agrees(stored: &Summary, fresh: &Summary, out: &HostArray, tol: &Tolerance) -
             "mean" if !tol.is_exact() => total / slacks.len().max(1) as f64 + 2.0 * printed(w),
             _ => 0.0,
         };
-        if !((g - w).abs() <= allowed) {
+        let within = (g - w).abs() <= allowed;
+        if !within {
             return Err(format!("{k} is {got}, the snapshot has {want} (allowed: ±{allowed:e} under {tol})"));
         }
     }
