@@ -7,7 +7,7 @@
 //! reference's (`cpu:0`) outputs and its file names no backend.
 //!
 //! Every device's outputs are compared with the reference's in full under the check's
-//! [`Tolerance`](super::Tolerance)s (a failure there is the check's failure), and each device's
+//! [`Tolerance`]s (a failure there is the check's failure), and each device's
 //! sample and statistics with the stored snapshot under the same tolerances. When all of them
 //! agree, insta is handed the stored snapshot itself, so differences the tolerance allows never
 //! churn it; the digest must match only where the tolerance is exact (integers, by default).
