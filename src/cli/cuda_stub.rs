@@ -7,8 +7,9 @@
 //! of the project in the current directory, else in cargo's registry. On x86-64 the stub is a
 //! static archive, `DIR/lib64/libcuda.a`, of forwarders: the first call of any entry point
 //! loads the system's `libcuda.so.1` and every call jumps to the real function; without a
-//! driver each returns `CUDA_ERROR_STUB_LIBRARY` (34), while `cuGetErrorString`/`cuGetErrorName`
-//! succeed with the stub's own strings. A binary linked against it needs no libcuda to start
+//! driver each returns `CUDA_ERROR_STUB_LIBRARY` (34); one the real driver lacks returns
+//! `CUDA_ERROR_NOT_FOUND` (500) after a line on stderr naming it; `cuGetErrorString` and
+//! `cuGetErrorName` succeed with the stub's own strings. A binary linked against it needs no libcuda to start
 //! and uses the real driver where there is one: the stub can never shadow a driver. Elsewhere
 //! it is a shared library, `DIR/lib64/libcuda.so` (soname `libcuda.so.1`) whose every entry
 //! point returns 34; binaries then need it on `LD_LIBRARY_PATH` where the system has no driver.
@@ -175,8 +176,10 @@ fn entry_points(bindings: &str) -> Vec<String> {
 /// result pass through untouched whatever the signature).
 fn forwarder_c(names: &[String]) -> String {
     let mut c = String::from(include_str!("cuda_stub/common.c"));
-    let _ =
-        writeln!(c, "#include <dlfcn.h>\n#define COUNT {}\nstatic const char *const pc_names[COUNT] = {{", names.len());
+    c.push_str("#include <dlfcn.h>\n#include <stdio.h>\n");
+    c.push_str("#define MISSING 500 /* CUDA_ERROR_NOT_FOUND: the real driver lacks this entry point */\n");
+    c.push_str("static int pc_missing_entry(void) { return MISSING; }\n");
+    let _ = writeln!(c, "#define COUNT {}\nstatic const char *const pc_names[COUNT] = {{", names.len());
     for n in names {
         let _ = writeln!(c, "  \"{n}\",");
     }

@@ -15,7 +15,10 @@ __attribute__((visibility("hidden"), used)) void *pc_cuda_resolve(long i) {
     const char *n = pc_names[i];
     if (__builtin_strcmp(n, "cuGetErrorName") == 0) f = (void *)pc_stub_error_name;
     else if (__builtin_strcmp(n, "cuGetErrorString") == 0) f = (void *)pc_stub_error_string;
-    else f = (void *)pc_stub_entry;
+    else if (h) { /* a real driver that lacks this entry point: not "no driver" (34) */
+      fprintf(stderr, "polycompute cuda stub: the NVIDIA driver (libcuda.so.1) has no %s (returning %d, CUDA_ERROR_NOT_FOUND): update the driver\n", n, MISSING);
+      f = (void *)pc_missing_entry;
+    } else f = (void *)pc_stub_entry;
   }
   __atomic_store_n(&pc_table[i], f, __ATOMIC_RELEASE);
   return f;
