@@ -229,3 +229,16 @@ fn last_bit_differences_do_not_churn_a_stored_snapshot() {
     assert_eq!(handed, fresh);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_kit_reads_the_snapshot_file_insta_writes() {
+    // backend_tests!(softmax_matmul, ..., snapshot) asserts from module `testing_kit::softmax_matmul`.
+    let site = polycompute_core::testing::snapshot::Site {
+        workspace: env!("CARGO_MANIFEST_DIR").into(),
+        file: file!(),
+        module_path: "testing_kit::softmax_matmul",
+    };
+    let path = site.snapshot_file("softmax_matmul");
+    assert!(path.is_file(), "{} is where insta keeps it", path.display());
+    assert!(!path.to_string_lossy().contains("wgpu") && !path.to_string_lossy().contains("cpu"));
+}
