@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Generates a link stub of libcuda under target/cuda-stub/, so that `--features cuda` builds and
 # its tests run on a machine without an NVIDIA driver or CUDA toolkit (CPU-only CI).
+# It stays a script because CI evaluates it before anything is built; a project that depends on
+# polycompute gets the same stub from the CLI: `eval "$(polycompute cuda-stub)"`
+# (src/cli/cuda_stub.rs, which generates the same C; keep the two in step).
 #
 # The entry points are cust_raw's own list (cust's bindings). On x86-64 the stub is a static
 # archive, lib64/libcuda.a, of forwarders: the first call of any entry point loads the system's

@@ -73,4 +73,7 @@ diff <(awk '/^```rust$/ {on = 1; next} /^```$/ && on {exit} on' README.md) examp
 run cargo run --quiet --example quickstart
 
 run scripts/gpu-dry-run.sh # the GPU bundle's run script without a GPU: results back, steps bounded (~25 s)
+# A user's project (examples/downstream/) as docs/testing.md's CI template runs it: cpu, wgpu, cuda stub.
+run scripts/downstream.sh
+
 echo "scripts/test.sh: all steps passed"

@@ -22,6 +22,9 @@ enum Command {
     Check(cli::check::Args),
     /// A compute server with one worker per device running a batch workload.
     Demo(cli::demo::Args),
+    /// Build a libcuda link stub so that `--features cuda` builds without CUDA; prints the
+    /// environment to export: `eval "$(polycompute cuda-stub)"`.
+    CudaStub(cli::cuda_stub::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -33,6 +36,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => cli::bench::run(args),
         Command::Check(args) => cli::check::run(args),
         Command::Demo(args) => cli::demo::run(args),
+        Command::CudaStub(args) => cli::cuda_stub::run(args),
     };
     match result {
         Ok(code) => code,
