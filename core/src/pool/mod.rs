@@ -49,9 +49,9 @@ mod rng;
 mod runtime;
 mod spin;
 mod state;
-mod task;
+pub(crate) mod task;
 mod thread;
-mod wire;
+pub(crate) mod wire;
 
 pub use builder::{DeviceSelection, PoolBuilder};
 pub use context::WorkerContext;
