@@ -404,7 +404,7 @@ mod tests {
         let e = write_frame(&mut wire, &FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &body).unwrap_err();
         assert!(e.to_string().contains("chunk_size"), "{e}");
         assert!(wire.is_empty());
-        // At the cap exactly it is sent and read back.
+        // Under the cap it is sent and read back.
         let body = vec![1u8; 1000];
         write_frame(&mut wire, &FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &body).unwrap();
         let mut frame = Vec::new();

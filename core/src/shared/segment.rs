@@ -326,3 +326,47 @@ pub fn remove_leftovers() -> usize {
     }
     removed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn segment_files_are_owner_only_from_their_creation() {
+        use std::os::unix::fs::PermissionsExt;
+        // 0600, not the 0644 that the usual umask (022) leaves on a file made without a mode.
+        for dtype in [Some(DType::F32), None] {
+            let seg = Segment::create(dtype, 100, true).unwrap();
+            let mode = std::fs::metadata(seg.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, shm::MODE, "{dtype:?}: mode {mode:o}");
+        }
+    }
+
+    #[test]
+    fn headers_round_trip_and_bad_ones_say_why() {
+        let h = Header { token: 0xfeed, dtype: Some(DType::I32), data_bytes: 12 };
+        let bytes = h.encode();
+        assert_eq!(Header::parse(&bytes, 76), Ok(h));
+        assert!(Header::parse(&bytes, 75).unwrap_err().contains("75 bytes"));
+        assert!(Header::parse(&bytes, 0).unwrap_err().contains("0 bytes"), "shorter than the header");
+        let mut bad = bytes;
+        bad[0] ^= 1;
+        assert!(Header::parse(&bad, 76).unwrap_err().contains("magic"));
+        let mut bad = bytes;
+        bad[16] = 9;
+        assert!(Header::parse(&bad, 76).unwrap_err().contains("dtype"));
+        // A length that would overflow when the header is added.
+        let huge = Header { token: 1, dtype: None, data_bytes: u64::MAX }.encode();
+        assert!(Header::parse(&huge, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn names_from_another_process_are_checked() {
+        assert!(check_name(&format!("{PREFIX}42-00ff-1"), 42));
+        assert!(!check_name(&format!("{PREFIX}42-00ff-1"), 43), "another process's");
+        for bad in ["../etc/passwd", "polycompute-shm-42/../../x", "polycompute-shm-", "polycompute-shm-42-zz", "x"] {
+            assert!(!check_name(bad, 42), "{bad}");
+        }
+    }
+}
