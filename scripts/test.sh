@@ -72,4 +72,6 @@ echo "+ diff <README.md's rust block> examples/quickstart.rs"
 diff <(awk '/^```rust$/ {on = 1; next} /^```$/ && on {exit} on' README.md) examples/quickstart.rs
 run cargo run --quiet --example quickstart
 
+run scripts/fuzz-replay.sh
+
 echo "scripts/test.sh: all steps passed"

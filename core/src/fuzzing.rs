@@ -229,3 +229,112 @@ pub fn run(target: &str, data: &[u8]) -> bool {
 
 /// The fuzz targets' names, as in `fuzz/fuzz_targets/`.
 pub const TARGETS: [&str; 6] = ["frames", "to_worker", "from_worker", "payload_ref", "shared_handle", "segment_header"];
+
+/// The short fuzz step CI runs (`scripts/fuzz-replay.sh`): every checked-in seed and
+/// regression input of `fuzz/`, then mutations of them (bit flips, boundary values, cuts,
+/// splices, random bytes) from a fixed-seed generator, through every entry point.
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn fuzz_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
+    }
+
+    /// The checked-in inputs of `target`: its seeds and any regression inputs (findings).
+    fn corpus(target: &str) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for dir in ["seeds", "regressions"] {
+            let Ok(entries) = std::fs::read_dir(fuzz_dir().join(dir).join(target)) else { continue };
+            let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+            paths.sort();
+            out.extend(paths.iter().map(|p| std::fs::read(p).unwrap()));
+        }
+        out
+    }
+
+    /// xorshift64*: a fixed sequence, so a failure replays exactly.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
+        let mut v = input.to_vec();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(v.len() + 1);
+            let last = v.len().saturating_sub(1);
+            match rng.below(7) {
+                0 if !v.is_empty() => v[at.min(last)] ^= 1 << rng.below(8),
+                1 if !v.is_empty() => v[at.min(last)] = [0, 1, 0x7f, 0x80, 0xff][rng.below(5)],
+                2 => v.truncate(at),
+                3 => v.splice(at..at, (0..rng.below(16)).map(|_| rng.next() as u8)).for_each(drop),
+                4 => {
+                    // A length word or varint at its extremes.
+                    let word = [u32::MAX, 1 << 30, (1 << 30) - 4, 0x8000_0000][rng.below(4)];
+                    let end = (at + 4).min(v.len());
+                    v.splice(at..end, word.to_le_bytes()).for_each(drop);
+                }
+                5 => {
+                    let from = rng.below(other.len() + 1);
+                    v.truncate(at);
+                    v.extend_from_slice(&other[from..]);
+                }
+                _ => v = (0..rng.below(200)).map(|_| rng.next() as u8).collect(),
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn the_checked_in_seeds_are_real_frames() {
+        for seed in corpus("to_worker") {
+            wire::split_frame::<ToWorker>(&seed).unwrap();
+        }
+        for seed in corpus("from_worker") {
+            wire::split_frame::<FromWorker>(&seed).unwrap();
+        }
+        let stream = &corpus("frames")[0];
+        let (mut r, mut frame, mut n) = (&stream[..], Vec::new(), 0);
+        while wire::read_frame(&mut r, &mut frame).unwrap() {
+            n += 1;
+        }
+        assert_eq!(n, 7, "the frames seed is the seven frames of a worker's life");
+        postcard::from_bytes::<PayloadRef>(&corpus("payload_ref")[0]).unwrap();
+        // Fresh seeds are made the same way (what `fuzz/seed.rs` writes).
+        let fresh = seeds().unwrap();
+        for target in TARGETS {
+            let (checked_in, made) = (corpus(target).len(), fresh.iter().filter(|(t, _)| *t == target).count());
+            assert!(checked_in >= made && made > 0, "{target}: {checked_in} checked in, {made} made");
+        }
+    }
+
+    #[test]
+    fn every_decoder_survives_the_corpus_and_its_mutations() {
+        let cases: usize = std::env::var("POLYCOMPUTE_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000);
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for target in TARGETS {
+            let inputs = corpus(target);
+            assert!(!inputs.is_empty(), "no seeds for {target} in fuzz/seeds");
+            for input in &inputs {
+                assert!(run(target, input));
+            }
+            for _ in 0..cases {
+                let input = &inputs[rng.below(inputs.len())];
+                let other = &inputs[rng.below(inputs.len())];
+                run(target, &mutate(&mut rng, input, other));
+            }
+        }
+        assert!(!run("no such target", &[]));
+    }
+}
