@@ -194,7 +194,7 @@ impl Segment {
     /// kept). With `remove`, its file is removed when the mapping is dropped (the reader of a
     /// handed-over segment). Its creator need not run any more.
     pub(crate) fn open_bytes(name: &str, pid: u32, token: u64, remove: bool) -> Result<Segment> {
-        if valid_name(name) != Some(pid) {
+        if !check_name(name, pid) {
             return Err(err(name, format!("not a shared-memory segment name of process {pid}")));
         }
         let mut seg = Segment::open(name, pid, false)?;
@@ -212,7 +212,7 @@ impl Segment {
     /// `dtype` elements. In its creator (or where it is already mapped) the existing mapping
     /// is reused.
     pub(crate) fn attach(name: &str, pid: u32, token: u64, dtype: DType) -> Result<Arc<Segment>> {
-        if valid_name(name) != Some(pid) {
+        if !check_name(name, pid) {
             return Err(err(name, format!("not a shared-array segment name of process {pid}")));
         }
         let existing = registry().lock_unpoisoned().get(name).and_then(Weak::upgrade);
