@@ -215,10 +215,6 @@ pub fn other_users_cannot_reach_a_running_pool() {
     }
     assert!(segments.len() >= 2, "the array's and the input's segments: {segments:?}");
     assert!(segments.iter().any(|p| p.ends_with(array.segment_name())));
-    for seg in &segments {
-        let meta = std::fs::metadata(seg).unwrap();
-        assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{}", seg.display());
-    }
     let paths: Vec<String> = segments.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     let mut args = vec!["nobody", "-"];
     args.extend(paths.iter().map(String::as_str));
@@ -226,6 +222,10 @@ pub fn other_users_cannot_reach_a_running_pool() {
     for seg in &paths {
         assert_eq!(line(&seen, &format!("segment-read {seg}")), "denied", "{seen}");
         assert_eq!(line(&seen, &format!("segment-write {seg}")), "denied", "{seen}");
+    }
+    for seg in &segments {
+        let meta = std::fs::metadata(seg).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600, "mode of {}", seg.display());
     }
     assert_eq!(job.wait().unwrap(), 3 << 20, "the pool still works");
     let _ = std::fs::remove_dir_all(probe_exe().parent().unwrap());
