@@ -21,7 +21,11 @@ fn main() -> std::process::ExitCode {
     let root = probe::am_root();
     let trial = libtest_mimic::Trial::test("other_users_cannot_reach_a_running_pool", || {
         std::panic::catch_unwind(probe::other_users_cannot_reach_a_running_pool).map_err(|p| {
-            p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default().into()
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+                .into()
         })
     })
     // Switching to another uid needs root, as CI runs; elsewhere the case says it did not run.

@@ -161,7 +161,8 @@ fn run_probe(args: &[&str], other_user: bool) -> String {
 pub fn from_worker_before_it_connects() {
     let (Ok(report), Ok(addr)) = (std::env::var(ENV_REPORT), std::env::var(ENV_ADDR)) else { return };
     let dir_mode = std::fs::metadata(Path::new(&addr).parent().unwrap()).unwrap().permissions().mode();
-    let mut lines = format!("sockdir-mode {:o}\nsock-owner {}\n", dir_mode & 0o777, std::fs::metadata(&addr).unwrap().uid());
+    let mut lines =
+        format!("sockdir-mode {:o}\nsock-owner {}\n", dir_mode & 0o777, std::fs::metadata(&addr).unwrap().uid());
     lines += &run_probe(&["nobody", &addr], true);
     lines += &run_probe(&["impostor", &addr, "token"], false);
     lines += &run_probe(&["impostor", &addr, "oversize"], false);
@@ -171,7 +172,10 @@ pub fn from_worker_before_it_connects() {
 }
 
 fn line<'a>(report: &'a str, key: &str) -> &'a str {
-    report.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')).unwrap_or_else(|| panic!("no {key} in:\n{report}"))
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {key} in:\n{report}"))
 }
 
 pub fn other_users_cannot_reach_a_running_pool() {

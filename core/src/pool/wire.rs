@@ -401,12 +401,14 @@ mod tests {
         // Zeroed pages from the allocator: never touched, since nothing is written.
         let body = vec![0u8; MAX_FRAME];
         let mut wire = Vec::new();
-        let e = write_frame(&mut wire, &FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &body).unwrap_err();
+        let e = write_frame(&mut wire, &FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &body)
+            .unwrap_err();
         assert!(e.to_string().contains("chunk_size"), "{e}");
         assert!(wire.is_empty());
         // Under the cap it is sent and read back.
         let body = vec![1u8; 1000];
-        write_frame(&mut wire, &FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &body).unwrap();
+        write_frame(&mut wire, &FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &body)
+            .unwrap();
         let mut frame = Vec::new();
         assert!(read_frame(&mut &wire[..], &mut frame).unwrap());
         assert_eq!(frame.len(), wire.len() - 4);

@@ -52,8 +52,11 @@ pub(crate) fn process_token() -> Result<u64> {
     if let Some(&t) = TOKEN.get() {
         return Ok(t);
     }
-    let fresh = crate::sys::token::random_u64()
-        .map_err(|e| Error::SharedMemory { segment: String::new(), why: "no segment token".into(), source: Some(e) })?;
+    let fresh = crate::sys::token::random_u64().map_err(|e| Error::SharedMemory {
+        segment: String::new(),
+        why: "no segment token".into(),
+        source: Some(e),
+    })?;
     Ok(*TOKEN.get_or_init(|| fresh))
 }
 
