@@ -37,10 +37,8 @@ pub fn frames(data: &[u8]) {
 pub fn to_worker(frame: &[u8]) {
     let Ok((header, body)) = wire::split_frame::<ToWorker>(frame) else { return };
     if let ToWorker::Job { count, .. } = header {
-        for input in wire::inputs(body).take(count as usize) {
-            if let Ok(input) = input {
-                let _ = input.with(false, <[u8]>::len);
-            }
+        for input in wire::inputs(body).take(count as usize).flatten() {
+            let _ = input.with(false, <[u8]>::len);
         }
     }
 }
