@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The permission bits of every segment file on Unix: read and write for its owner only.
+#[cfg(unix)]
 pub(crate) const MODE: u32 = 0o600;
 
 /// A RAM-backed directory for shared-array segments: `/dev/shm` on Linux (tmpfs), the
