@@ -7,7 +7,7 @@
 //!
 //! | entry point | decodes |
 //! |-------------|---------|
-//! | [`frames`] | a byte stream split into frames ([`crate::pool::wire`]'s `read_frame`), each frame read both ways |
+//! | [`frames`] | a byte stream split into frames (the pool wire's `read_frame`), each frame read both ways |
 //! | [`to_worker`] | one parent-to-worker frame: its header and every input of a job body |
 //! | [`from_worker`] | one worker-to-parent frame: its header and every result of a results body |
 //! | [`payload_ref`] | a `PayloadRef` (a large value's place in shared memory), then the reading of it |
@@ -57,7 +57,7 @@ pub fn from_worker(frame: &[u8]) {
     }
 }
 
-/// Decodes a [`PayloadRef`] and reads what it names.
+/// Decodes a `PayloadRef` and reads what it names.
 pub fn payload_ref(data: &[u8]) {
     if let Ok(r) = postcard::from_bytes::<PayloadRef>(data) {
         let _ = payload::read(&r, false, <[u8]>::len);
