@@ -86,6 +86,7 @@ fn as_nobody(addr: &str, segments: &[String]) -> ExitCode {
 fn impostor(addr: &str, how: &str) -> ExitCode {
     let outcome = match how {
         "token" => join(addr, "0123456789abcdef0123456789abcdef"),
+        "silent" => send_and_listen(addr, &[]),
         _ => send_and_listen(addr, &[0xff, 0xff, 0xff, 0xff, 1, 2, 3]),
     };
     println!("impostor-{how} {outcome}");
@@ -166,6 +167,9 @@ pub fn from_worker_before_it_connects() {
     lines += &run_probe(&["nobody", &addr], true);
     lines += &run_probe(&["impostor", &addr, "token"], false);
     lines += &run_probe(&["impostor", &addr, "oversize"], false);
+    let start = std::time::Instant::now();
+    lines += &run_probe(&["impostor", &addr, "silent"], false);
+    lines += &format!("silent-held-ms {}\n", start.elapsed().as_millis());
     let partial = format!("{report}.partial");
     std::fs::write(&partial, lines).unwrap();
     std::fs::rename(partial, report).unwrap();
@@ -200,6 +204,11 @@ pub fn other_users_cannot_reach_a_running_pool() {
     // real worker started after them (the pool was built).
     assert_eq!(line(&seen, "impostor-token"), "closed-after-0-bytes", "{seen}");
     assert_eq!(line(&seen, "impostor-oversize"), "closed-after-0-bytes", "{seen}");
+    // One that connects and says nothing is dropped after the hello wait (2 s), not held
+    // until the start's deadline.
+    assert_eq!(line(&seen, "impostor-silent"), "closed-after-0-bytes", "{seen}");
+    let held: u64 = line(&seen, "silent-held-ms").parse().unwrap();
+    assert!((1500..15_000).contains(&held), "a silent connection held the start {held} ms");
 
     // The segments, while a task holds a large input (a payload segment) and the array's.
     let job = pool.submit::<Hold>((vec![7u8; 3 << 20], 1500));
