@@ -84,8 +84,9 @@ pub(crate) enum FromWorker {
 pub(crate) const MAX_FRAME: usize = 1 << 30;
 
 /// What [`read_frame`] reserves before any of a frame's bytes have arrived: a peer's length
-/// word alone never makes this process allocate more.
-const FIRST_RESERVE: usize = 1 << 16;
+/// word alone never makes this process allocate more. 1 MiB, the pool's default
+/// shared-memory threshold: a frame up to that size is read into one allocation.
+const FIRST_RESERVE: usize = 1 << 20;
 
 /// Writes one frame and flushes. A frame over [`MAX_FRAME`] is refused, nothing written.
 pub(crate) fn write_frame<H: Serialize>(w: &mut impl Write, header: &H, body: &[u8]) -> io::Result<()> {
