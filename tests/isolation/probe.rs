@@ -139,6 +139,22 @@ fn probe_exe() -> PathBuf {
     exe
 }
 
+/// Removes this process's copy made by [`probe_exe`] (a debug test binary: tens of MiB).
+fn remove_probe_exe() {
+    let _ = std::fs::remove_dir_all(
+        std::env::temp_dir().join(format!("polycompute-isolation-probe-{}", std::process::id())),
+    );
+}
+
+/// Removes the probe copy and the report when the case ends, passed or failed.
+struct CleanUp(PathBuf);
+impl Drop for CleanUp {
+    fn drop(&mut self) {
+        remove_probe_exe();
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn id_of_nobody(flag: &str) -> u32 {
     let out = Command::new("id").args([flag, "nobody"]).output().expect("the `id` command");
     String::from_utf8_lossy(&out.stdout).trim().parse().expect("a `nobody` user")
@@ -170,6 +186,7 @@ pub fn from_worker_before_it_connects() {
     let start = std::time::Instant::now();
     lines += &run_probe(&["impostor", &addr, "silent"], false);
     lines += &format!("silent-held-ms {}\n", start.elapsed().as_millis());
+    remove_probe_exe();
     let partial = format!("{report}.partial");
     std::fs::write(&partial, lines).unwrap();
     std::fs::rename(partial, report).unwrap();
@@ -185,6 +202,7 @@ fn line<'a>(report: &'a str, key: &str) -> &'a str {
 pub fn other_users_cannot_reach_a_running_pool() {
     let report = std::env::temp_dir().join(format!("polycompute-isolation-{}.txt", std::process::id()));
     let _ = std::fs::remove_file(&report);
+    let _clean_up = CleanUp(report.clone());
     let array = SharedArray::<f32>::from_slice(&[1.0, 2.0, 3.0, 4.0], &[4]).unwrap();
     // Set before the pool exists, kept until its worker has started (which inherits it).
     std::env::set_var(ENV_REPORT, &report);
@@ -241,6 +259,4 @@ pub fn other_users_cannot_reach_a_running_pool() {
         assert_eq!(meta.permissions().mode() & 0o777, 0o600, "mode of {}", seg.display());
     }
     assert_eq!(job.wait().unwrap(), 3 << 20, "the pool still works");
-    let _ = std::fs::remove_dir_all(probe_exe().parent().unwrap());
-    let _ = std::fs::remove_file(&report);
 }
