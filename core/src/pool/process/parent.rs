@@ -141,9 +141,9 @@ fn handshake(
 ) -> Result<Stream, String> {
     let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
     let mut frame = Vec::new();
-    // The first frame must be the worker's hello with our token (and its pid): anything
-    // else is some other local process, which `accept` closes and logs, waiting on.
-    let worker_pid = child.id();
+    // The first frame must be the worker's hello with our token: anything else is some
+    // other local process, which `accept` closes and logs, waiting on. (The pid a hello
+    // claims proves nothing; on Linux `accept` checked the real one, SO_PEERCRED.)
     let hello = |stream: &mut Stream| -> Result<(), String> {
         stream.set_read_timeout(Some(left().min(HELLO_WAIT))).map_err(|e| e.to_string())?;
         let mut frame = Vec::new();
@@ -153,8 +153,8 @@ fn handshake(
             Err(e) => return Err(format!("no hello from it: {e}")),
         }
         match wire::split_frame::<FromWorker>(&frame) {
-            Ok((FromWorker::Hello { token: t, pid }, _)) if token.matches(&t) && pid == worker_pid => Ok(()),
-            Ok((FromWorker::Hello { pid, .. }, _)) => Err(format!("process {pid} sent a wrong token")),
+            Ok((FromWorker::Hello { token: t, pid }, _)) if token.matches(&t) => Ok(()),
+            Ok((FromWorker::Hello { pid, .. }, _)) => Err(format!("a wrong token (it says it is process {pid})")),
             Ok((other, _)) => Err(format!("its first message is no hello: {}", message_name(&other))),
             Err(e) => Err(format!("its first frame is malformed: {e}")),
         }
