@@ -153,7 +153,7 @@ fn handshake(
             Err(e) => return Err(format!("no hello from it: {e}")),
         }
         match wire::split_frame::<FromWorker>(&frame) {
-            Ok((FromWorker::Hello { token: t, pid }, _)) if token.matches(&t) => Ok(()),
+            Ok((FromWorker::Hello { token: t, .. }, _)) if token.matches(&t) => Ok(()),
             Ok((FromWorker::Hello { pid, .. }, _)) => Err(format!("a wrong token (it says it is process {pid})")),
             Ok((other, _)) => Err(format!("its first message is no hello: {}", message_name(&other))),
             Err(e) => Err(format!("its first frame is malformed: {e}")),
