@@ -75,5 +75,6 @@ run cargo run --quiet --example quickstart
 run scripts/gpu-dry-run.sh # the GPU bundle's run script without a GPU: results back, steps bounded (~25 s)
 # A user's project (examples/downstream/) as docs/testing.md's CI template runs it: cpu, wgpu, cuda stub.
 run scripts/downstream.sh
+run scripts/fuzz-replay.sh
 
 echo "scripts/test.sh: all steps passed"

@@ -11,6 +11,9 @@ pub mod device_id;
 pub mod dtype;
 pub mod error;
 pub mod expr;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod op;
 pub mod philox;
 pub mod plan;

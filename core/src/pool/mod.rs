@@ -28,6 +28,22 @@
 //! `shutdown_on_ctrl_c`, so does Ctrl-C; process workers exit within moments of their
 //! parent's death, however it dies.
 //!
+//! Threat model (process workers): the user who runs the pool, and every process of that
+//! user, is trusted — it can read the workers' memory anyway. Other local users (a shared
+//! login node, a lab server) and the network are not: they must not read or change a
+//! task's data, join the pool or stall it. So every shared-memory segment file, payloads
+//! included, is created mode 0600 by its `open`; the worker socket is a Unix socket in a
+//! directory of its own created 0700 (on Linux its peer must also be our user and the
+//! worker we started, `SO_PEERCRED`), never a network port; on Windows, where it is
+//! loopback TCP, a connection whose first frame is not the worker's 128-bit token (from the
+//! OS's cryptographic generator, compared in constant time) is closed and logged (a silent
+//! one after 2 s) while the start waits on for the real worker until its deadline. Bytes
+//! from the other end of a socket are read as hostile: a frame's
+//! length is capped at 1 GiB (a longer one ends that worker, nothing allocated for it), and
+//! the frame, message, `PayloadRef`, `SharedHandle` and segment-header decoders are fuzzed
+//! (`fuzz/`). Out of scope: root and the same user, and denial of service by exhausting
+//! shared resources (memory, `/dev/shm`, processes).
+//!
 //! Layout: [`Pool`] (`runtime`) and [`PoolBuilder`] (`builder`) on top; `state`, what the
 //! pool's threads share (queue, slots, shutdown); `job` and `handle`, a submission's jobs
 //! and where their results go; `kind`, the one seam between the pool and the kind of its
@@ -49,9 +65,9 @@ mod rng;
 mod runtime;
 mod spin;
 mod state;
-mod task;
+pub(crate) mod task;
 mod thread;
-mod wire;
+pub(crate) mod wire;
 
 pub use builder::{DeviceSelection, PoolBuilder};
 pub use context::WorkerContext;

@@ -7,6 +7,11 @@
 //! [`INLINE`] (the postcard-encoded input or output), [`FAILURE`] (an encoded failure,
 //! results only) or [`SHARED`] (a [`PayloadRef`]: an encoding too large for the pipe, moved
 //! into shared memory).
+//!
+//! A frame is at most [`MAX_FRAME`] bytes (its length word included). A reader refuses a
+//! longer length word as a protocol error — that worker is ended and replaced — before it
+//! allocates anything, and grows its buffer only as the bytes arrive, so a peer that lies
+//! about a length costs at most what it really sends.
 
 use std::io::{self, Read, Write};
 
@@ -71,13 +76,34 @@ pub(crate) enum FromWorker {
     Results { id: u64, count: u32, retire: Option<String> },
 }
 
-/// Writes one frame and flushes.
+/// The largest frame, in bytes: 1 GiB. A single input or output over the pool's
+/// shared-memory threshold (1 MiB by default) travels through shared memory, so only a job
+/// of very many inputs near that threshold, or broadcast data of this size, comes near it;
+/// [`write_frame`] refuses to send more (with a message saying what to change) and
+/// [`read_frame`] refuses to read more (a protocol error that ends that worker).
+pub(crate) const MAX_FRAME: usize = 1 << 30;
+
+/// What [`read_frame`] reserves before any of a frame's bytes have arrived: a peer's length
+/// word alone never makes this process allocate more. 1 MiB, the pool's default
+/// shared-memory threshold: a frame up to that size is read into one allocation.
+const FIRST_RESERVE: usize = 1 << 20;
+
+/// Writes one frame and flushes. A frame over [`MAX_FRAME`] is refused, nothing written.
 pub(crate) fn write_frame<H: Serialize>(w: &mut impl Write, header: &H, body: &[u8]) -> io::Result<()> {
     let mut head = vec![0u8; 8];
     encode_into(header, &mut head).map_err(io::Error::other)?;
     let header_len = head.len() - 8;
-    let total = u32::try_from(head.len() - 4 + body.len())
-        .map_err(|_| io::Error::other("a frame over 4 GiB; split the input into smaller tasks"))?;
+    let total = head.len() + body.len();
+    if total > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a frame of {total} bytes is over the pool's limit of {MAX_FRAME}; submit fewer inputs per task \
+                 (chunk_size) or lower shared_memory_threshold so that large values travel through shared memory"
+            ),
+        ));
+    }
+    let total = (total - 4) as u32;
     head[0..4].copy_from_slice(&total.to_le_bytes());
     head[4..8].copy_from_slice(&(header_len as u32).to_le_bytes());
     w.write_all(&head)?;
@@ -86,6 +112,8 @@ pub(crate) fn write_frame<H: Serialize>(w: &mut impl Write, header: &H, body: &[
 }
 
 /// Reads one frame into `buf` (its bytes after the length); `false` at a clean end of stream.
+/// A length word over [`MAX_FRAME`] is an [`io::ErrorKind::InvalidData`] error, read no
+/// further and allocated for nothing; `buf` grows only as the frame's bytes arrive.
 pub(crate) fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<bool> {
     let mut len = [0u8; 4];
     let mut got = 0;
@@ -99,9 +127,20 @@ pub(crate) fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<boo
         }
     }
     let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_FRAME - 4 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("a frame of {} bytes announced, over the limit of {MAX_FRAME}", len + 4),
+        ));
+    }
     buf.clear();
-    buf.resize(len, 0);
-    r.read_exact(buf)?;
+    if buf.capacity() < len {
+        buf.reserve(len.min(FIRST_RESERVE));
+    }
+    let got = r.take(len as u64).read_to_end(buf)?;
+    if got < len {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("a frame ended after {got} of {len} bytes")));
+    }
     Ok(true)
 }
 
@@ -109,9 +148,10 @@ pub(crate) fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<boo
 pub(crate) fn split_frame<H: DeserializeOwned>(frame: &[u8]) -> io::Result<(H, &[u8])> {
     let bad = || io::Error::new(io::ErrorKind::InvalidData, "malformed frame");
     let header_len = u32::from_le_bytes(frame.get(0..4).ok_or_else(bad)?.try_into().map_err(|_| bad())?) as usize;
-    let header = frame.get(4..4 + header_len).ok_or_else(bad)?;
+    let end = header_len.checked_add(4).ok_or_else(bad)?;
+    let header = frame.get(4..end).ok_or_else(bad)?;
     let header = postcard::from_bytes(header).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-    Ok((header, &frame[4 + header_len..]))
+    Ok((header, &frame[end..]))
 }
 
 /// Appends `value`'s encoding to `out` and answers [`INLINE`]; or, when the encoding is
@@ -335,6 +375,44 @@ mod tests {
         drop(pins);
         let gone = items[1].with(false, |_| ()).unwrap_err();
         assert!(gone.contains("shared memory"), "{gone}");
+    }
+
+    #[test]
+    fn an_oversize_length_word_is_refused_before_any_allocation() {
+        // A peer announcing 4 GiB - 1, or just over the cap, then nothing.
+        for announced in [u32::MAX, (MAX_FRAME - 3) as u32] {
+            let wire = announced.to_le_bytes();
+            let mut frame = Vec::new();
+            let e = read_frame(&mut &wire[..], &mut frame).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+            assert!(e.to_string().contains("over the limit"), "{e}");
+            assert_eq!(frame.capacity(), 0, "nothing allocated for an oversize frame");
+        }
+        // Just under the cap but a lie: the buffer grows only with what really arrives.
+        let mut wire = ((MAX_FRAME - 4) as u32).to_le_bytes().to_vec();
+        wire.extend_from_slice(&[7; 100]);
+        let mut frame = Vec::new();
+        let e = read_frame(&mut &wire[..], &mut frame).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+        assert!(frame.capacity() <= 2 * FIRST_RESERVE, "{} bytes reserved for 100 sent", frame.capacity());
+    }
+
+    #[test]
+    fn a_frame_over_the_cap_is_not_sent() {
+        // Zeroed pages from the allocator: never touched, since nothing is written.
+        let body = vec![0u8; MAX_FRAME];
+        let mut wire = Vec::new();
+        let e = write_frame(&mut wire, &FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &body)
+            .unwrap_err();
+        assert!(e.to_string().contains("chunk_size"), "{e}");
+        assert!(wire.is_empty());
+        // Under the cap it is sent and read back.
+        let body = vec![1u8; 1000];
+        write_frame(&mut wire, &FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &body)
+            .unwrap();
+        let mut frame = Vec::new();
+        assert!(read_frame(&mut &wire[..], &mut frame).unwrap());
+        assert_eq!(frame.len(), wire.len() - 4);
     }
 
     #[test]

@@ -54,7 +54,7 @@
 
 mod lock;
 pub(crate) mod payload;
-mod segment;
+pub(crate) mod segment;
 
 use std::fmt;
 use std::marker::PhantomData;

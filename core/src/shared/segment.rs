@@ -43,16 +43,21 @@ pub(crate) struct Segment {
 /// The header's dtype code for a segment of encoded bytes.
 const BYTES: u32 = 0xFFFF_FFFE;
 
-/// This process's token: random, fixed for the process's life, part of every name it makes.
-pub(crate) fn process_token() -> u64 {
+/// This process's token: 64 bits from the OS's cryptographic generator, fixed for the
+/// process's life, part of every name it makes and of every segment's header. It tells one
+/// process's segments from another's (a handle of another pool, a reused pid); it is not
+/// what keeps other users out — the files' owner-only mode is.
+pub(crate) fn process_token() -> Result<u64> {
     static TOKEN: OnceLock<u64> = OnceLock::new();
-    *TOKEN.get_or_init(|| {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-        h.finish()
-    })
+    if let Some(&t) = TOKEN.get() {
+        return Ok(t);
+    }
+    let fresh = crate::sys::token::random_u64().map_err(|e| Error::SharedMemory {
+        segment: String::new(),
+        why: "no segment token".into(),
+        source: Some(e),
+    })?;
+    Ok(*TOKEN.get_or_init(|| fresh))
 }
 
 /// The segments this process holds, by name, so that a handle coming back (a task's output
@@ -95,6 +100,55 @@ fn valid_name(name: &str) -> Option<u32> {
     rest.split('-').next()?.parse().ok()
 }
 
+/// A segment's header: what [`Segment::open`] checks before mapping a file another
+/// process made. Layout (little-endian): magic (8 bytes), token (u64), dtype code (u32),
+/// 4 zero bytes, data length (u64), zeros to 64 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub(crate) token: u64,
+    /// The element type; `None` for encoded bytes.
+    pub(crate) dtype: Option<DType>,
+    pub(crate) data_bytes: u64,
+}
+
+impl Header {
+    /// The 64 header bytes.
+    pub(crate) fn encode(&self) -> [u8; HEADER] {
+        let mut header = [0u8; HEADER];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..16].copy_from_slice(&self.token.to_le_bytes());
+        header[16..20].copy_from_slice(&dtype_code(self.dtype).to_le_bytes());
+        header[24..32].copy_from_slice(&self.data_bytes.to_le_bytes());
+        header
+    }
+
+    /// Reads and checks a header from a file of `file_len` bytes: the magic, a known dtype
+    /// code, and a data length that is exactly the rest of the file (so every byte a handle
+    /// may reach is mapped). The answer is why not, for the error message.
+    pub(crate) fn parse(header: &[u8; HEADER], file_len: u64) -> std::result::Result<Header, String> {
+        if &header[..8] != MAGIC {
+            return Err("not a shared-array segment (bad magic in its header)".into());
+        }
+        let word = |r: std::ops::Range<usize>| header[r].iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+        let token = word(8..16);
+        let dtype = match word(16..20) as u32 {
+            BYTES => None,
+            code => Some(DType::ALL.get(code as usize).copied().ok_or("unknown dtype in the header")?),
+        };
+        let data_bytes = word(24..32);
+        if file_len.checked_sub(HEADER as u64) != Some(data_bytes) {
+            return Err(format!("the file holds {file_len} bytes, its header says {HEADER} + {data_bytes}"));
+        }
+        Ok(Header { token, dtype, data_bytes })
+    }
+}
+
+/// Checks a name from another process (a handle, a payload reference) before it is joined to
+/// the segment directory: it must be a name this module makes for process `pid`.
+pub(crate) fn check_name(name: &str, pid: u32) -> bool {
+    valid_name(name) == Some(pid)
+}
+
 impl Segment {
     /// Creates a zero-filled segment of `data_bytes` bytes holding `dtype` elements (`None`:
     /// encoded bytes, its pages mapped at once since they are written next). Unless `owner`,
@@ -104,27 +158,19 @@ impl Segment {
         remove_leftovers();
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let (pid, token) = (std::process::id(), process_token());
+        let (pid, token) = (std::process::id(), process_token()?);
         let name = format!("{PREFIX}{pid}-{token:016x}-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let path = shm::dir().join(&name);
         let total = data_bytes
             .checked_add(HEADER)
             .ok_or_else(|| Error::TooLarge(format!("a shared array of {data_bytes} bytes")))?;
         let io = |what: &str, e: std::io::Error| os_err(&name, format!("{what} {}", path.display()), e);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| io("cannot create", e))?;
+        // Owner-only from the `open` call on (mode 0600): other local users can neither read
+        // nor write the data, even for an instant.
+        let mut file = shm::create_owner_only(&path).map_err(|e| io("cannot create", e))?;
         let made = (|| {
             file.set_len(total as u64)?;
-            let mut header = [0u8; HEADER];
-            header[..8].copy_from_slice(MAGIC);
-            header[8..16].copy_from_slice(&token.to_le_bytes());
-            header[16..20].copy_from_slice(&dtype_code(dtype).to_le_bytes());
-            header[24..32].copy_from_slice(&(data_bytes as u64).to_le_bytes());
-            file.write_all(&header)?;
+            file.write_all(&Header { token, dtype, data_bytes: data_bytes as u64 }.encode())?;
             let mut options = MmapOptions::new();
             if dtype.is_none() {
                 options.populate();
@@ -151,7 +197,7 @@ impl Segment {
     /// kept). With `remove`, its file is removed when the mapping is dropped (the reader of a
     /// handed-over segment). Its creator need not run any more.
     pub(crate) fn open_bytes(name: &str, pid: u32, token: u64, remove: bool) -> Result<Segment> {
-        if valid_name(name) != Some(pid) {
+        if !check_name(name, pid) {
             return Err(err(name, format!("not a shared-memory segment name of process {pid}")));
         }
         let mut seg = Segment::open(name, pid, false)?;
@@ -169,7 +215,7 @@ impl Segment {
     /// `dtype` elements. In its creator (or where it is already mapped) the existing mapping
     /// is reused.
     pub(crate) fn attach(name: &str, pid: u32, token: u64, dtype: DType) -> Result<Arc<Segment>> {
-        if valid_name(name) != Some(pid) {
+        if !check_name(name, pid) {
             return Err(err(name, format!("not a shared-array segment name of process {pid}")));
         }
         let existing = registry().lock_unpoisoned().get(name).and_then(Weak::upgrade);
@@ -216,24 +262,10 @@ impl Segment {
         };
         let len = file.metadata().map_err(|e| os_err(name, "cannot read its size", e))?.len();
         let mut header = [0u8; HEADER];
-        if len < HEADER as u64 || file.read_exact(&mut header).is_err() || &header[..8] != MAGIC {
-            return Err(err(name, "not a shared-array segment (bad header)"));
+        if len < HEADER as u64 || file.read_exact(&mut header).is_err() {
+            return Err(err(name, "not a shared-array segment (shorter than its header)"));
         }
-        let word = |r: std::ops::Range<usize>| header[r].iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
-        let token = word(8..16);
-        let dtype = match word(16..20) as u32 {
-            BYTES => None,
-            code => {
-                Some(DType::ALL.get(code as usize).copied().ok_or_else(|| err(name, "unknown dtype in the header"))?)
-            }
-        };
-        let data_bytes = word(24..32);
-        if len != data_bytes.saturating_add(HEADER as u64) {
-            return Err(err(
-                name,
-                format!("the file holds {len} bytes, its header says {}", data_bytes + HEADER as u64),
-            ));
-        }
+        let Header { token, dtype, data_bytes } = Header::parse(&header, len).map_err(|why| err(name, why))?;
         let data_bytes = usize::try_from(data_bytes).map_err(|_| err(name, "too large for this process"))?;
         if live_creator && !liveness::alive(pid) {
             return Err(err(name, format!("the process {pid} that created it is gone")));
@@ -296,4 +328,48 @@ pub fn remove_leftovers() -> usize {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn segment_files_are_owner_only_from_their_creation() {
+        use std::os::unix::fs::PermissionsExt;
+        // 0600, not the 0644 that the usual umask (022) leaves on a file made without a mode.
+        for dtype in [Some(DType::F32), None] {
+            let seg = Segment::create(dtype, 100, true).unwrap();
+            let mode = std::fs::metadata(seg.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, shm::MODE, "{dtype:?}: mode {mode:o}");
+        }
+    }
+
+    #[test]
+    fn headers_round_trip_and_bad_ones_say_why() {
+        let h = Header { token: 0xfeed, dtype: Some(DType::I32), data_bytes: 12 };
+        let bytes = h.encode();
+        assert_eq!(Header::parse(&bytes, 76), Ok(h));
+        assert!(Header::parse(&bytes, 75).unwrap_err().contains("75 bytes"));
+        assert!(Header::parse(&bytes, 0).unwrap_err().contains("0 bytes"), "shorter than the header");
+        let mut bad = bytes;
+        bad[0] ^= 1;
+        assert!(Header::parse(&bad, 76).unwrap_err().contains("magic"));
+        let mut bad = bytes;
+        bad[16] = 9;
+        assert!(Header::parse(&bad, 76).unwrap_err().contains("dtype"));
+        // A length that would overflow when the header is added.
+        let huge = Header { token: 1, dtype: None, data_bytes: u64::MAX }.encode();
+        assert!(Header::parse(&huge, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn names_from_another_process_are_checked() {
+        assert!(check_name(&format!("{PREFIX}42-00ff-1"), 42));
+        assert!(!check_name(&format!("{PREFIX}42-00ff-1"), 43), "another process's");
+        for bad in ["../etc/passwd", "polycompute-shm-42/../../x", "polycompute-shm-", "polycompute-shm-42-zz", "x"] {
+            assert!(!check_name(bad, 42), "{bad}");
+        }
+    }
 }

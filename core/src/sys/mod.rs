@@ -5,12 +5,15 @@
 //! * [`process`] — starting a worker process from one long-lived thread, arranging for it to
 //!   die with its parent, and reading how it ended.
 //! * [`socket`] — the parent/worker channel: a Unix-domain socket, or loopback TCP.
-//! * [`shm`] — where shared-memory segment files live, and hints for mapping them.
+//! * [`shm`] — where shared-memory segment files live, creating them owner-only, and hints
+//!   for mapping them.
+//! * [`token`] — secrets from the OS's cryptographic generator, compared in constant time.
 //! * [`liveness`] — whether a process id still runs (to tell leftovers from live segments).
 
 pub(crate) mod liveness;
 pub(crate) mod process;
 pub(crate) mod shm;
 pub(crate) mod socket;
+pub(crate) mod token;
 
 mod job_object;

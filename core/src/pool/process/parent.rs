@@ -15,6 +15,7 @@ use crate::pool::wire::{self, FromWorker, ToWorker};
 use crate::sync::LockUnpoisoned;
 use crate::sys::process as os;
 use crate::sys::socket::{Listener, Stream};
+use crate::sys::token::Token;
 
 /// A running worker process.
 pub(super) struct Worker {
@@ -101,11 +102,11 @@ fn start(inner: &PoolState, slot: &Slot, mine: &ProcessSlot, gen: u64) -> Result
         Some(p) => p.clone(),
         None => std::env::current_exe().map_err(|e| format!("cannot find the current executable: {e}"))?,
     };
-    let token = format!("{:016x}{:016x}", random(), random());
+    let token = Token::generate().map_err(|e| format!("cannot make the worker's token: {e}"))?;
     let mut cmd = Command::new(&exe);
     cmd.arg(wire::WORKER_ARG)
         .env(wire::ENV_ADDR, listener.addr())
-        .env(wire::ENV_TOKEN, &token)
+        .env(wire::ENV_TOKEN, token.to_string())
         .env(wire::ENV_PARENT, std::process::id().to_string())
         .stdin(Stdio::piped());
     let mut child = os::spawn(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
@@ -135,14 +136,32 @@ fn handshake(
     slot: &Slot,
     listener: &Listener,
     child: &mut Child,
-    token: &str,
+    token: &Token,
     deadline: Instant,
 ) -> Result<Stream, String> {
-    let mut stream = listener.accept(child, deadline).map_err(|e| {
-        format!("{e}; does the program's main call polycompute::worker_main(&tasks) before anything else?")
-    })?;
     let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
     let mut frame = Vec::new();
+    // The first frame must be the worker's hello with our token: anything else is some
+    // other local process, which `accept` closes and logs, waiting on. (The pid a hello
+    // claims proves nothing; on Linux `accept` checked the real one, SO_PEERCRED.)
+    let hello = |stream: &mut Stream| -> Result<(), String> {
+        stream.set_read_timeout(Some(left().min(HELLO_WAIT))).map_err(|e| e.to_string())?;
+        let mut frame = Vec::new();
+        match wire::read_frame(stream, &mut frame) {
+            Ok(true) => {}
+            Ok(false) => return Err("it closed the connection without a word".into()),
+            Err(e) => return Err(format!("no hello from it: {e}")),
+        }
+        match wire::split_frame::<FromWorker>(&frame) {
+            Ok((FromWorker::Hello { token: t, .. }, _)) if token.matches(&t) => Ok(()),
+            Ok((FromWorker::Hello { pid, .. }, _)) => Err(format!("a wrong token (it says it is process {pid})")),
+            Ok((other, _)) => Err(format!("its first message is no hello: {}", message_name(&other))),
+            Err(e) => Err(format!("its first frame is malformed: {e}")),
+        }
+    };
+    let mut stream = listener.accept(child, deadline, hello).map_err(|e| {
+        format!("{e}; does the program's main call polycompute::worker_main(&tasks) before anything else?")
+    })?;
     let read = |stream: &mut Stream, frame: &mut Vec<u8>| -> Result<FromWorker, String> {
         stream.set_read_timeout(Some(left())).map_err(|e| e.to_string())?;
         match wire::read_frame(stream, frame) {
@@ -151,10 +170,6 @@ fn handshake(
             Err(e) => Err(format!("the worker process did not answer during startup: {e}")),
         }
     };
-    match read(&mut stream, &mut frame)? {
-        FromWorker::Hello { token: t, .. } if t == token => {}
-        _ => return Err("a process that is not our worker connected to its socket".into()),
-    }
     let setup = ToWorker::Setup {
         worker: slot.id,
         kind: slot.kind,
@@ -175,12 +190,19 @@ fn handshake(
     Ok(stream)
 }
 
-/// 64 random bits from the standard library's per-process random hasher keys.
-fn random() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-    h.finish()
+/// How long a connection may take to send its hello before it is dropped (at most: the
+/// start's deadline comes first). A worker sends it right after connecting; a silent
+/// connection (another local process, on loopback TCP) holds the start no longer than this.
+const HELLO_WAIT: Duration = Duration::from_secs(2);
+
+/// A message's kind, never its contents (a hostile peer's text stays out of the log).
+fn message_name(m: &FromWorker) -> &'static str {
+    match m {
+        FromWorker::Hello { .. } => "Hello",
+        FromWorker::Ready { .. } => "Ready",
+        FromWorker::StartFailed { .. } => "StartFailed",
+        FromWorker::Results { .. } => "Results",
+    }
 }
 
 impl Worker {

@@ -1,0 +1,4 @@
+//! `polycompute_core::fuzzing::frames` on arbitrary bytes.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| polycompute_core::fuzzing::frames(data));
