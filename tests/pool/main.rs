@@ -14,6 +14,7 @@ fn pool_tests_need_harness_false() {
     panic!("tests/pool/main.rs must be a `[[test]] name = \"pool\" harness = false` target in Cargo.toml");
 }
 
+mod batch_cases;
 mod cases;
 mod large_cases;
 mod logged;
@@ -105,6 +106,7 @@ fn cases_list() -> Vec<Case> {
         &one!("pool", bad_configuration),
         &both!(wait_timeout_and_is_finished),
         &both!(demo_runs_and_cross_checks),
+        &batch_cases(),
         &[
             ("thread::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Thread)),
             ("process::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Process)),
@@ -112,6 +114,28 @@ fn cases_list() -> Vec<Case> {
         &shared_cases(),
         #[cfg(unix)]
         &unix_cases(),
+    ]
+    .concat()
+}
+
+/// Per-task accounting inside batches, in both modes.
+fn batch_cases() -> Vec<Case> {
+    macro_rules! both {
+        ($f:ident) => {
+            [
+                (concat!("thread::batch::", stringify!($f)), (|| batch_cases::$f(Thread)) as fn()),
+                (concat!("process::batch::", stringify!($f)), (|| batch_cases::$f(Process)) as fn()),
+            ]
+        };
+    }
+    [
+        both!(timeouts_are_per_task_inside_a_batch).as_slice(),
+        &both!(shutdown_keeps_finished_results),
+        &both!(random_failures_chunk_1),
+        &both!(random_failures_chunk_4),
+        &both!(random_failures_chunk_auto),
+        #[cfg(unix)]
+        &[("process::batch::killed_between_tasks_charges_nobody", batch_cases::killed_between_tasks_charges_nobody as fn())],
     ]
     .concat()
 }

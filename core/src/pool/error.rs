@@ -30,10 +30,14 @@ pub enum TaskErrorKind {
         /// The signal that killed it (Unix).
         signal: Option<i32>,
     },
-    /// The task ran longer than the pool's per-task timeout; its worker was replaced.
+    /// The task ran longer than the pool's per-task timeout (counted from the task's own
+    /// start, also inside a batch); its worker was replaced.
     Timeout {
-        /// The timeout.
+        /// The timeout (the pool's `task_timeout`).
         after: Duration,
+        /// How long the task had run when it was stopped (at least `after`; the pool looks
+        /// a few times per timeout, so up to about a tenth more).
+        elapsed: Duration,
     },
     /// The task was cancelled (its handle's `cancel()`, or a dropped map iterator).
     Cancelled,
@@ -84,9 +88,11 @@ impl fmt::Display for TaskErrorKind {
                 (Some(code), None) => write!(f, "the worker process exited with code {code}"),
                 (None, None) => f.write_str("the worker process died"),
             },
-            TaskErrorKind::Timeout { after } => {
-                write!(f, "timed out after {after:?}; the worker was replaced (raise the pool's task_timeout?)")
-            }
+            TaskErrorKind::Timeout { after, elapsed } => write!(
+                f,
+                "timed out: ran {elapsed:.0?}, over the task timeout of {after:?}; the worker was replaced \
+                 (raise the pool's task_timeout?)"
+            ),
             TaskErrorKind::Cancelled => f.write_str("cancelled"),
             TaskErrorKind::Serialization { message } => write!(f, "serialization failed: {message}"),
             TaskErrorKind::UnknownTask { known } => write!(

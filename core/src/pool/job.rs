@@ -171,15 +171,34 @@ impl JobCtl {
         }
     }
 
-    /// Delivers the results of every input at once (a process worker's whole job), unless
-    /// the job was already answered (cancelled, timed out, shut down).
-    pub(crate) fn deliver_all(&self, results: Vec<Result<Value, TaskError>>) {
-        let Some(range) = self.claim_rest() else { return };
-        let out: Vec<Positioned> =
-            results.into_iter().enumerate().skip(range.start).map(|(k, r)| (self.first_pos + k, r)).collect();
+    /// Delivers the results of inputs `first..first + results.len()` (a process worker's
+    /// results as they stream back, in order), each unless someone else already answered
+    /// it (cancelled, shut down).
+    pub(crate) fn deliver_from(&self, first: usize, results: Vec<Result<Value, TaskError>>) {
+        let mut out: Vec<Positioned> = Vec::with_capacity(results.len());
+        for (i, r) in results.into_iter().enumerate() {
+            if self.claim(first + i) {
+                out.push((self.first_pos + first + i, r));
+            }
+        }
         if !out.is_empty() {
             self.sink.deliver_many(out);
         }
+    }
+
+
+    /// Claims input `k` alone, the one running now (every input before it answered):
+    /// false when it was answered meanwhile. The caller delivers it with
+    /// [`JobCtl::deliver_claimed`] and owes the inputs after it a result too.
+    pub(crate) fn claim_running(&self, k: usize) -> bool {
+        self.claim(k)
+    }
+
+    /// Delivers the result of input `k`, which the caller claimed ([`JobCtl::claim_rest`],
+    /// [`JobCtl::claim_running`]); staged results go first.
+    pub(crate) fn deliver_claimed(&self, k: usize, result: Result<Value, TaskError>) {
+        self.flush();
+        self.sink.deliver(self.first_pos + k, result);
     }
 
     /// Claims every input not delivered yet, without delivering anything: the caller now

@@ -179,13 +179,9 @@ impl Pool {
     pub fn map_unordered<T: Task>(&self, inputs: impl IntoIterator<Item = T::Input>) -> MapResults<T> {
         let inputs: Vec<T::Input> = inputs.into_iter().collect();
         let n = inputs.len();
-        let chunk = self.inner.cfg.chunk.unwrap_or_else(|| {
-            if self.inner.cfg.timeout.is_some() {
-                1 // a timeout fails the rest of a batch with it: keep batches to one input
-            } else {
-                (n / (self.inner.slots.len().max(1) * 8)).clamp(1, 1024)
-            }
-        });
+        // Timeouts, crashes and results are per input inside a batch too, so a timeout
+        // does not change the batching.
+        let chunk = self.inner.cfg.chunk.unwrap_or_else(|| (n / (self.inner.slots.len().max(1) * 8)).clamp(1, 1024));
         let (tx, rx) = crossbeam_channel::unbounded();
         let cancel = Arc::new(AtomicBool::new(false));
         let first_index = self.inner.next_index.load(Ordering::Acquire);

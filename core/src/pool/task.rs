@@ -77,6 +77,10 @@ pub(crate) trait ErasedTask: Send + Sync {
     fn signature(&self) -> String;
     /// Takes the next input from `inputs` (a `std::vec::IntoIter<T::Input>`) and runs it.
     fn run_local(&self, ctx: &mut WorkerContext, inputs: &mut (dyn Any + Send)) -> Result<Value, Failure>;
+    /// Takes the next input from `inputs` (as for `run_local`) as an iterator of its own,
+    /// of that one input: a timed thread worker takes inputs one at a time, so a watchdog
+    /// can move the rest of a batch elsewhere while a task overruns.
+    fn take_one(&self, inputs: &mut (dyn Any + Send)) -> Option<Box<dyn Any + Send>>;
     /// Decodes `input`, runs it and appends the output to `out` as an item of `wire`
     /// (through shared memory when its encoding is over `spill_over` bytes); answers the
     /// item's tag.
@@ -132,6 +136,11 @@ impl<T: Task> ErasedTask for Typed<T> {
             .and_then(Iterator::next)
             .ok_or_else(|| Failure::Serialization(format!("internal: no input of task {} was queued", T::NAME)))?;
         self.call(ctx, input).map(|out| Box::new(out) as Value)
+    }
+
+    fn take_one(&self, inputs: &mut (dyn Any + Send)) -> Option<Box<dyn Any + Send>> {
+        let next = inputs.downcast_mut::<std::vec::IntoIter<T::Input>>()?.next()?;
+        Some(Box::new(vec![next].into_iter()))
     }
 
     fn run_encoded(

@@ -52,6 +52,9 @@ pub(crate) enum ToWorker {
         broadcast: Option<Vec<u8>>,
         /// The pool's tasks: (name, signature).
         tasks: Vec<(String, String)>,
+        /// The worker's progress word in shared memory (see `process::progress`), when
+        /// the parent could make one.
+        progress: Option<crate::shared::SharedHandle>,
     },
     /// Run `count` inputs (the body) of `task`.
     Job { id: u64, task: String, first_index: u64, attempt: u32, count: u32 },
@@ -66,9 +69,10 @@ pub(crate) enum FromWorker {
     Ready { device: crate::DeviceId },
     /// The worker could not start (its device did not open, ...).
     StartFailed { message: String },
-    /// The results of job `id` (the body). With `retire`, the worker exits after this frame
-    /// (its device context is poisoned).
-    Results { id: u64, count: u32, retire: Option<String> },
+    /// The results of inputs `first..first + count` of job `id` (the body), sent as they
+    /// finish (results ready together share a frame). With `retire`, the worker exits after
+    /// this frame (its device context is poisoned) and the job's later inputs never ran.
+    Results { id: u64, first: u32, count: u32, retire: Option<String> },
 }
 
 /// Writes one frame and flushes.

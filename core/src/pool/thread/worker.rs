@@ -5,7 +5,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::ThreadSlot;
+use super::{ThreadSlot, TimedJob};
 use crate::device::Device;
 use crate::pool::context::WorkerContext;
 use crate::pool::error::TaskErrorKind;
@@ -28,6 +28,7 @@ pub(super) fn replace(pool: &Arc<PoolState>, mine: &Arc<[ThreadSlot]>, slot: &Sl
         return;
     }
     mine[slot.id].current.lock_unpoisoned().take();
+    mine[slot.id].timed.lock_unpoisoned().take();
     mine[slot.id].item_started.store(0, Ordering::Release);
     slot.stats.restarts.fetch_add(1, Ordering::Relaxed);
     if pool.stopping() {
@@ -69,21 +70,42 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
         // Reading the clock can cost more than a no-op task (35% of the time in a profile
         // here), so it is read once per bunch of results, not per input: results go out
         // in bunches sized to take about a millisecond, one at a time for slow tasks. Only
-        // a pool with a timeout stamps every input's start, for its watchdog.
+        // a pool with a timeout stamps every input's start, for its watchdog, and takes
+        // the inputs one at a time from where the watchdog can move the rest elsewhere.
         let timed = inner.cfg.timeout.is_some();
+        if timed {
+            let job = TimedJob { task: task.clone(), attempt, inputs };
+            *mine.timed.lock_unpoisoned() = Some(job);
+            inputs = Box::new(());
+        }
         let mut last = inner.now_ns();
         mine.item_started.store(last, Ordering::Release);
         let (mut unflushed, mut bunch) = (0u64, 1u64);
         for k in 0..ctl.len {
-            if k > 0 && ctl.is_cancelled() {
-                ctl.fail_rest(Some(who), attempt, TaskErrorKind::Cancelled);
+            if k > 0 && (ctl.is_cancelled() || inner.stopping()) {
+                // Finished results stay; only the inputs not run end so.
+                let why = if ctl.is_cancelled() { TaskErrorKind::Cancelled } else { TaskErrorKind::ShutDown };
+                ctl.fail_rest(Some(who), attempt, why);
                 break;
             }
-            if timed && k > 0 {
-                mine.item_started.store(inner.now_ns(), Ordering::Release);
-            }
             ctx.begin(ctl.first_index + k as u64, attempt);
-            let result = task.run_local(&mut ctx, inputs.as_mut());
+            let result = if timed {
+                let one = {
+                    let mut timed = mine.timed.lock_unpoisoned();
+                    // The watchdog took the rest (this worker overran and was replaced).
+                    let Some(job) = timed.as_mut().filter(|_| alive()) else { return };
+                    let one = task.take_one(job.inputs.as_mut());
+                    mine.item.store(k, Ordering::Release);
+                    mine.item_started.store(inner.now_ns(), Ordering::Release);
+                    one
+                };
+                match one {
+                    Some(mut one) => task.run_local(&mut ctx, one.as_mut()),
+                    None => Err(Failure::Serialization(format!("internal: input {k} of task {} is missing", task.name()))),
+                }
+            } else {
+                task.run_local(&mut ctx, inputs.as_mut())
+            };
             let abandoned = !alive();
             slot.stats.tasks.fetch_add(1, Ordering::Relaxed);
             let result = result.map_err(|f| {
@@ -94,21 +116,32 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
             ctl.stage(k, result);
             if abandoned {
                 // The slot has a new thread (timeout, cancel): whoever abandoned this job
-                // answered the input that overran. Anything left unanswered goes back to
-                // the queue rather than being lost.
+                // answered the input that overran (and, timed, requeued the rest). Anything
+                // left unanswered goes back to the queue rather than being lost.
                 ctl.flush();
-                if let Some(rest) = ctl.claim_rest() {
-                    let sub = ctl.sub(rest);
-                    inner.enqueue(Job { task: task.clone(), attempt, inputs: Inputs::Local(inputs), ctl: sub });
+                if !timed {
+                    if let Some(rest) = ctl.claim_rest() {
+                        let sub = ctl.sub(rest);
+                        inner.enqueue(Job { task: task.clone(), attempt, inputs: Inputs::Local(inputs), ctl: sub });
+                    }
                 }
                 return;
             }
             if retire && k + 1 < ctl.len {
                 // The device context is poisoned: the rest of the batch goes to other workers.
                 ctl.flush();
-                if let Some(rest) = ctl.claim_rest() {
+                let rest_inputs = if timed {
+                    let mut timed = mine.timed.lock_unpoisoned();
+                    if !alive() {
+                        return;
+                    }
+                    timed.take().map(|j| j.inputs)
+                } else {
+                    Some(std::mem::replace(&mut inputs, Box::new(())))
+                };
+                if let (Some(rest), Some(rest_inputs)) = (ctl.claim_rest(), rest_inputs) {
                     let sub = ctl.sub(rest);
-                    inner.enqueue(Job { task: task.clone(), attempt, inputs: Inputs::Local(inputs), ctl: sub });
+                    inner.enqueue(Job { task: task.clone(), attempt, inputs: Inputs::Local(rest_inputs), ctl: sub });
                 }
                 break;
             }
@@ -121,6 +154,13 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                 slot.stats.busy_ns.fetch_add(now - last, Ordering::Relaxed);
                 (last, unflushed) = (now, 0);
             }
+        }
+        if timed {
+            let mut timed = mine.timed.lock_unpoisoned();
+            if !alive() {
+                return;
+            }
+            timed.take();
         }
         ctl.flush();
         slot.stats.busy_ns.fetch_add(inner.now_ns() - last, Ordering::Relaxed);
