@@ -438,3 +438,21 @@ pub fn many_threads_submit_at_once(mode: WorkerMode) {
     let tasks: u64 = pool.workers().iter().map(|w| w.tasks).sum();
     assert_eq!(tasks, 4 * (200 + 300));
 }
+
+/// `POLYCOMPUTE_BACKEND` chooses the default pool's devices, with `Device::default()`'s errors.
+pub fn backend_env_selects_the_devices() {
+    use crate::scenario::backend_env_with;
+    assert_eq!(backend_env_with("cpu"), ("cpu:0".to_string(), "cpu:0".to_string()));
+    assert_eq!(backend_env_with("cpu:0").0, "cpu:0");
+    for bad in ["cpu:3", "tpu", "cuda", "cuda:1", "wgpu:7"] {
+        let (pool, default) = backend_env_with(bad);
+        if default.starts_with("error: ") {
+            assert_eq!(pool, default, "POLYCOMPUTE_BACKEND={bad}: the pool fails as Device::default() does");
+        } else {
+            // Compiled and present here (the CUDA or wgpu feature): the pool uses it.
+            let kind = bad.split(':').next().unwrap();
+            assert!(pool.split(',').all(|id| id.starts_with(kind)), "{bad}: {pool}");
+            assert!(pool.split(',').any(|id| id == default), "{bad}: {pool} has {default}");
+        }
+    }
+}

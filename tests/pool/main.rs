@@ -104,6 +104,7 @@ fn cases_list() -> Vec<Case> {
         &one!("process", worker_that_cannot_start),
         &one!("process", mismatched_task_types_are_refused),
         &one!("pool", bad_configuration),
+        &one!("pool", backend_env_selects_the_devices),
         &both!(wait_timeout_and_is_finished),
         &both!(demo_runs_and_cross_checks),
         &batch_cases(),
