@@ -13,21 +13,21 @@ use crate::support::builder;
 use crate::tasks::{Act, Logged, Ran};
 
 /// A fresh log file for one case.
-struct Log(std::path::PathBuf);
+pub struct Log(pub std::path::PathBuf);
 
 impl Log {
-    fn new(name: &str) -> Log {
+    pub fn new(name: &str) -> Log {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
         let path = std::env::temp_dir().join(format!("polycompute-pool-{name}-{}-{nanos}.log", std::process::id()));
         Log(path)
     }
 
-    fn path(&self) -> String {
+    pub fn path(&self) -> String {
         self.0.to_string_lossy().into_owned()
     }
 
     /// How often each task index logged `start`.
-    fn starts(&self) -> HashMap<u64, usize> {
+    pub fn starts(&self) -> HashMap<u64, usize> {
         let mut n = HashMap::new();
         for line in std::fs::read_to_string(&self.0).unwrap_or_default().lines() {
             if let Some(i) = line.strip_prefix("start ") {

@@ -18,6 +18,7 @@ mod batch_cases;
 mod cases;
 mod large_cases;
 mod logged;
+mod reroute_cases;
 mod scenario;
 mod shared_cases;
 mod support;
@@ -135,6 +136,20 @@ fn batch_cases() -> Vec<Case> {
         &both!(random_failures_chunk_1),
         &both!(random_failures_chunk_4),
         &both!(random_failures_chunk_auto),
+        &[
+            ("thread::reroute::unsupported_everywhere", || {
+                reroute_cases::unsupported_everywhere_ends_with_the_devices_tried(Thread)
+            }),
+            ("process::reroute::unsupported_everywhere", || {
+                reroute_cases::unsupported_everywhere_ends_with_the_devices_tried(Process)
+            }),
+            ("thread::reroute::f64_tasks_leave_the_gpu_without_f64", || {
+                reroute_cases::f64_tasks_leave_the_gpu_without_f64(Thread)
+            }),
+            ("process::reroute::f64_tasks_leave_the_gpu_without_f64", || {
+                reroute_cases::f64_tasks_leave_the_gpu_without_f64(Process)
+            }),
+        ],
         #[cfg(unix)]
         &[("process::batch::killed_between_tasks_charges_nobody", batch_cases::killed_between_tasks_charges_nobody as fn())],
     ]

@@ -309,6 +309,8 @@ pub fn worker_tasks() -> Tasks {
         .add(crate::large_cases::Relay)
         .add(crate::large_cases::ArraySum)
         .add(Logged)
+        .add(F64Sum)
+        .add(Refused)
 }
 
 /// What the pools are built with: one task more than the workers know.
@@ -376,4 +378,36 @@ fn append(path: &str, line: &str) {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("open the task log");
     f.write_all(line.as_bytes()).expect("write the task log");
+}
+
+/// Sums its f64 input on the worker's device after logging `start <index> <device>`;
+/// returns the sum and the device. A device without f64 refuses it with
+/// `Error::Unsupported`, which the pool reroutes.
+pub struct F64Sum;
+impl Task for F64Sum {
+    const NAME: &'static str = "f64_sum";
+    type Input = (String, Vec<f64>);
+    type Output = (f64, String);
+    fn run(&self, ctx: &mut WorkerContext, (log, x): (String, Vec<f64>)) -> Result<(f64, String), BoxError> {
+        let device = ctx.device().id().to_string();
+        append(&log, &format!("start {} {device}\n", ctx.task_index()));
+        let sum = ctx.device().from_slice(&x, &[x.len()])?.sum(None)?.to_vec()?[0];
+        Ok((sum, device))
+    }
+}
+
+/// Always refused by its device, as an op the device lacks would be.
+pub struct Refused;
+impl Task for Refused {
+    const NAME: &'static str = "refused";
+    type Input = String;
+    type Output = ();
+    fn run(&self, ctx: &mut WorkerContext, log: String) -> Result<(), BoxError> {
+        append(&log, &format!("start {}\n", ctx.task_index()));
+        Err(Box::new(polycompute::Error::Unsupported {
+            op: "a deliberately missing op".into(),
+            dtype: polycompute::DType::F64,
+            device: Some(ctx.device().id()),
+        }))
+    }
 }

@@ -67,6 +67,7 @@ impl PoolBuilder {
                 depth: 8,
                 worker_exe: None,
                 start_timeout: Duration::from_secs(30),
+                reroute: true,
             },
             broadcast: BroadcastData::default(),
             broadcast_encode: None,
@@ -184,6 +185,22 @@ impl PoolBuilder {
     /// program installed its own: call `shutdown` from that one instead).
     pub fn shutdown_on_ctrl_c(mut self, yes: bool) -> Self {
         self.cfg.ctrl_c = yes;
+        self
+    }
+
+    /// Send a task that its device cannot run to the pool's other devices (default: on).
+    ///
+    /// A task "cannot run" on a device when it returns `Error::Unsupported` naming that
+    /// device (as the device's ops do: an f64 op on a GPU without f64, say; return or `?` the
+    /// error, possibly wrapped as a source). Such a task goes back to the queue for a device
+    /// that has not refused it — no attempt counted, it is no crash — and the pool remembers,
+    /// per task name, which devices refused: their workers leave later tasks of that name to
+    /// the others from the start. Only when every device of the pool has refused it does a
+    /// task end with [`super::TaskErrorKind::Unsupported`], listing the devices tried. In a
+    /// batch, the refused task's later inputs go back to the queue with it. Off: the task
+    /// ends with that error at once, and nothing is remembered.
+    pub fn reroute_unsupported(mut self, yes: bool) -> Self {
+        self.cfg.reroute = yes;
         self
     }
 

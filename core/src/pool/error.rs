@@ -18,6 +18,16 @@ pub enum TaskErrorKind {
         /// The error was `Error::DeviceFault { sticky: true, .. }`: the worker was replaced.
         sticky_device_fault: bool,
     },
+    /// The task's device could not run it (the task returned `Error::Unsupported` naming
+    /// the device), and no other device of the pool could either: every device listed in
+    /// `tried` refused it. (With rerouting on, the default, a refused task first goes to the
+    /// pool's other devices; see `PoolBuilder::reroute_unsupported`.)
+    Unsupported {
+        /// The last refusal's error and its sources, joined by ": ".
+        message: String,
+        /// The devices that refused the task, in order.
+        tried: Vec<crate::DeviceId>,
+    },
     /// The task panicked.
     Panicked {
         /// The panic message.
@@ -65,6 +75,7 @@ impl From<Failure> for TaskErrorKind {
     fn from(failure: Failure) -> Self {
         match failure {
             Failure::Failed { message, sticky } => TaskErrorKind::Failed { message, sticky_device_fault: sticky },
+            Failure::Unsupported { message, device } => TaskErrorKind::Unsupported { message, tried: vec![device] },
             Failure::Panicked(message) => TaskErrorKind::Panicked { message },
             Failure::Serialization(message) => TaskErrorKind::Serialization { message },
             Failure::UnknownTask(known) => TaskErrorKind::UnknownTask { known },
@@ -81,6 +92,10 @@ impl fmt::Display for TaskErrorKind {
                     f.write_str(" (sticky device fault: the worker was replaced)")?;
                 }
                 Ok(())
+            }
+            TaskErrorKind::Unsupported { message, tried } => {
+                let tried: Vec<String> = tried.iter().map(ToString::to_string).collect();
+                write!(f, "no device of the pool can run it (tried {}): {message}", tried.join(", "))
             }
             TaskErrorKind::Panicked { message } => write!(f, "panicked: {message}"),
             TaskErrorKind::Crashed { code, signal } => match (code, signal) {

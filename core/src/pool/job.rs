@@ -174,16 +174,23 @@ impl JobCtl {
     /// Delivers the results of inputs `first..first + results.len()` (a process worker's
     /// results as they stream back, in order), each unless someone else already answered
     /// it (cancelled, shut down).
-    pub(crate) fn deliver_from(&self, first: usize, results: Vec<Result<Value, TaskError>>) {
+    /// A `None` is claimed but not delivered: the caller queued that input again.
+    /// Returns the inputs of those it claimed (they are the caller's to answer).
+    pub(crate) fn deliver_from(&self, first: usize, results: Vec<Option<Result<Value, TaskError>>>) -> Vec<usize> {
         let mut out: Vec<Positioned> = Vec::with_capacity(results.len());
+        let mut kept = Vec::new();
         for (i, r) in results.into_iter().enumerate() {
             if self.claim(first + i) {
-                out.push((self.first_pos + first + i, r));
+                match r {
+                    Some(r) => out.push((self.first_pos + first + i, r)),
+                    None => kept.push(first + i),
+                }
             }
         }
         if !out.is_empty() {
             self.sink.deliver_many(out);
         }
+        kept
     }
 
 

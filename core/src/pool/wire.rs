@@ -72,7 +72,9 @@ pub(crate) enum FromWorker {
     /// The results of inputs `first..first + count` of job `id` (the body), sent as they
     /// finish (results ready together share a frame). With `retire`, the worker exits after
     /// this frame (its device context is poisoned) and the job's later inputs never ran.
-    Results { id: u64, first: u32, count: u32, retire: Option<String> },
+    /// With `stopped`, the job's later inputs were not run (its device refused the last
+    /// one: see `PoolState::refused`); the parent queues them again.
+    Results { id: u64, first: u32, count: u32, retire: Option<String>, stopped: bool },
 }
 
 /// Writes one frame and flushes.

@@ -103,11 +103,11 @@ struct Outbox {
 
 impl Outbox {
     /// Sends the pending results (and `retire`, if any) in one frame.
-    fn send(&mut self, retire: Option<String>) -> std::io::Result<()> {
-        if self.count == 0 && retire.is_none() {
+    fn send(&mut self, retire: Option<String>, stopped: bool) -> std::io::Result<()> {
+        if self.count == 0 && retire.is_none() && !stopped {
             return Ok(());
         }
-        let header = FromWorker::Results { id: self.job, first: self.first, count: self.count, retire };
+        let header = FromWorker::Results { id: self.job, first: self.first, count: self.count, retire, stopped };
         let sent = wire::write_frame(&mut self.out, &header, &self.body);
         self.body.clear();
         self.first += self.count;
@@ -138,7 +138,7 @@ fn flusher(shared: Arc<Shared>) {
         outbox = shared.wake.wait_timeout_unpoisoned(outbox, FLUSH_AFTER).0;
         let now = shared.progress.get();
         if outbox.batch && outbox.count > 0 && now == seen && now.phase % 2 == 1 {
-            let _ = outbox.send(None);
+            let _ = outbox.send(None, false);
         }
     }
 }
@@ -263,9 +263,12 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
                     .map_err(|why| Failure::Serialization(format!("the input: {why}")))?
             });
             shared.progress.finish(id, k);
-            if let Some(Failure::Failed { sticky: true, message }) = failure {
+            if let Some(Failure::Failed { sticky: true, message }) = &failure {
                 retire = Some(format!("sticky device fault: {message}"));
             }
+            // The device refused the task: the batch's later inputs (of the same task) are
+            // left for the pool to send elsewhere.
+            let stopped = matches!(failure, Some(Failure::Unsupported { .. })) && k + 1 < count;
             let mut o = shared.outbox.lock_unpoisoned();
             if o.body.is_empty() {
                 std::mem::swap(&mut o.body, &mut item);
@@ -274,11 +277,11 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
             }
             o.count += 1;
             unsent += 1;
-            let last = k + 1 == count || retire.is_some();
+            let last = k + 1 == count || retire.is_some() || stopped;
             if last {
                 o.batch = false;
                 let retiring = retire.is_some();
-                o.send(retire.take()).map_err(|e| socket_error("sending results", &e))?;
+                o.send(retire.take(), stopped).map_err(|e| socket_error("sending results", &e))?;
                 if retiring {
                     return Ok(()); // the device context is poisoned: the pool starts a fresh worker
                 }
@@ -290,14 +293,14 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
                 let per_task = (now - since).as_nanos() as usize / unsent;
                 bunch = (BUNCH_TIME.as_nanos() as usize / per_task.max(1)).clamp(1, 4096);
                 (unsent, since) = (0, now);
-                o.send(None).map_err(|e| socket_error("sending results", &e))?;
+                o.send(None, false).map_err(|e| socket_error("sending results", &e))?;
             }
         }
         let mut o = shared.outbox.lock_unpoisoned();
         if o.batch || o.count > 0 {
             // Fewer inputs than announced (a malformed body): answer what ran.
             o.batch = false;
-            o.send(None).map_err(|e| socket_error("sending results", &e))?;
+            o.send(None, false).map_err(|e| socket_error("sending results", &e))?;
         }
     }
 }

@@ -14,7 +14,8 @@ use super::ProcessSlot;
 use crate::pool::error::TaskErrorKind;
 use crate::pool::job::{Inputs, Job};
 use crate::pool::spin;
-use crate::pool::state::{PoolState, Slot, Work};
+use crate::pool::state::{PoolState, Refusal, Slot, Work};
+use crate::pool::task::Failure;
 use crate::pool::wire::{self, FromWorker, ToWorker, WireResult};
 use crate::sync::LockUnpoisoned;
 
@@ -92,6 +93,13 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 inner.enqueue(job);
                 return Outcome::Exited;
             }
+            if inner.refuses(job.task.name(), slot.device_id) {
+                // This device cannot run that task: leave it to the others.
+                if inner.bounce(job) && inflight.is_empty() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                continue;
+            }
             if !job.ctl.start(slot.id, w.gen) {
                 continue;
             }
@@ -149,7 +157,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
         }
         let _ = spin::until_readable(&mut w.reader);
         match wire::read_frame(&mut w.reader, &mut w.frame) {
-            Ok(true) => match results(slot, &mut inflight, &w.frame) {
+            Ok(true) => match results(inner, slot, &mut inflight, &w.frame) {
                 Ok(Read::Partial) => {}
                 Ok(Read::JobDone { task, per_input }) => {
                     let avg = cost.entry(task).or_insert(per_input);
@@ -245,9 +253,9 @@ enum Read {
 }
 
 /// Delivers the results in `frame`, for the head job's next inputs.
-fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::Result<Read> {
+fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::Result<Read> {
     let (header, body) = wire::split_frame::<FromWorker>(frame)?;
-    let FromWorker::Results { id, first, count, retire } = header else {
+    let FromWorker::Results { id, first, count, retire, stopped } = header else {
         return Err(io::Error::new(io::ErrorKind::InvalidData, format!("expected results, got {header:?}")));
     };
     let bad = |what: String| Err(io::Error::new(io::ErrorKind::InvalidData, what));
@@ -267,10 +275,19 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
                 .with(true, |bytes| job.task.decode_output(bytes))
                 .and_then(|decoded| decoded)
                 .map_err(|message| ctl.error(k, Some(who), job.attempt, TaskErrorKind::Serialization { message })),
+            WireResult::Failure(Failure::Unsupported { message, device }) => {
+                match inner.refused(job.task.name(), device, message) {
+                    Refusal::Reroute => {
+                        out.push(None); // queued again below, for another device
+                        continue;
+                    }
+                    Refusal::Final(kind) => Err(ctl.error(k, Some(who), job.attempt, kind)),
+                }
+            }
             WireResult::Failure(f) => Err(ctl.error(k, Some(who), job.attempt, f.into())),
         };
         failed += result.is_err() as u64;
-        out.push(result);
+        out.push(Some(result));
     }
     if out.len() < count {
         return bad("fewer results than announced".into());
@@ -280,10 +297,20 @@ fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::
     let now = Instant::now();
     slot.stats.busy_ns.fetch_add(now.saturating_duration_since(head.busy_since).as_nanos() as u64, Ordering::Relaxed);
     head.busy_since = now;
-    ctl.deliver_from(first, out);
+    for k in ctl.deliver_from(first, out) {
+        resubmit(inner, job, k..k + 1, job.attempt);
+    }
     head.received += count;
     if let Some(why) = retire {
         return Ok(Read::Retire(why));
+    }
+    if stopped {
+        // The device refused the task: the rest of the job never ran here.
+        if let Some(rest) = ctl.claim_rest() {
+            resubmit(inner, job, rest, job.attempt);
+        }
+        inflight.pop_front();
+        return Ok(Read::Partial);
     }
     if head.received < ctl.len {
         return Ok(Read::Partial);

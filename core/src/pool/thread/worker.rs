@@ -10,7 +10,7 @@ use crate::device::Device;
 use crate::pool::context::WorkerContext;
 use crate::pool::error::TaskErrorKind;
 use crate::pool::job::{Inputs, Job};
-use crate::pool::state::{PoolState, Slot, Work};
+use crate::pool::state::{PoolState, Refusal, Slot, Work};
 use crate::pool::task::Failure;
 use crate::sync::LockUnpoisoned;
 
@@ -52,11 +52,19 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
     let alive = || slot.gen.load(Ordering::Acquire) == gen;
     let who = (slot.id, slot.device_id);
     let mut served = 0u64;
+    let reroute = inner.can_reroute();
     loop {
         let job = match inner.queue_rx.recv() {
             Ok(Work::Job(job)) => job,
             Ok(Work::Stop) | Err(_) => return,
         };
+        if inner.refuses(job.task.name(), slot.device_id) {
+            // This device cannot run that task: leave it to the others.
+            if inner.bounce(job) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            continue;
+        }
         if !job.ctl.start(slot.id, gen) {
             continue;
         }
@@ -72,7 +80,9 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
         // in bunches sized to take about a millisecond, one at a time for slow tasks. Only
         // a pool with a timeout stamps every input's start, for its watchdog, and takes
         // the inputs one at a time from where the watchdog can move the rest elsewhere.
-        let timed = inner.cfg.timeout.is_some();
+        // A pool that may reroute a refused input keeps each input's encoding while it runs
+        // (the task consumes the value), taking them one at a time as a timed pool does.
+        let timed = inner.cfg.timeout.is_some() || reroute;
         if timed {
             let job = TimedJob { task: task.clone(), attempt, inputs };
             *mine.timed.lock_unpoisoned() = Some(job);
@@ -89,12 +99,16 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                 break;
             }
             ctx.begin(ctl.first_index + k as u64, attempt);
+            let mut copy = None;
             let result = if timed {
                 let one = {
                     let mut timed = mine.timed.lock_unpoisoned();
                     // The watchdog took the rest (this worker overran and was replaced).
                     let Some(job) = timed.as_mut().filter(|_| alive()) else { return };
                     let one = task.take_one(job.inputs.as_mut());
+                    if reroute {
+                        copy = one.as_deref().and_then(|one| task.encode_one(one));
+                    }
                     mine.item.store(k, Ordering::Release);
                     mine.item_started.store(inner.now_ns(), Ordering::Release);
                     one
@@ -107,11 +121,47 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                 task.run_local(&mut ctx, inputs.as_mut())
             };
             let abandoned = !alive();
+            let mut final_kind: Option<TaskErrorKind> = None;
+            if let (false, Err(Failure::Unsupported { message, device })) = (abandoned || !inner.cfg.reroute, &result) {
+                match inner.refused(task.name(), *device, message.clone()) {
+                    Refusal::Final(kind) => final_kind = Some(kind),
+                    Refusal::Reroute => {
+                        // This input and the batch's rest go back to the queue, for another device.
+                        ctl.flush();
+                        let rest_inputs = {
+                            let mut timed = mine.timed.lock_unpoisoned();
+                            if !alive() {
+                                return;
+                            }
+                            timed.take().map(|j| j.inputs)
+                        };
+                        if let Some(rest) = ctl.claim_rest() {
+                            match copy.take().and_then(|bytes| task.decode_one(&bytes)) {
+                                Some(one) => inner.enqueue(Job {
+                                    task: task.clone(),
+                                    attempt,
+                                    inputs: Inputs::Local(one),
+                                    ctl: ctl.sub(k..k + 1),
+                                }),
+                                None => {
+                                    let kind = TaskErrorKind::Unsupported { message: message.clone(), tried: vec![*device] };
+                                    ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), attempt, kind)));
+                                }
+                            }
+                            if let (true, Some(rest_inputs)) = (rest.end > k + 1, rest_inputs) {
+                                let inputs = Inputs::Local(rest_inputs);
+                                inner.enqueue(Job { task: task.clone(), attempt, inputs, ctl: ctl.sub(k + 1..rest.end) });
+                            }
+                        }
+                        break;
+                    }
+                }
+            }
             slot.stats.tasks.fetch_add(1, Ordering::Relaxed);
             let result = result.map_err(|f| {
                 retire |= matches!(f, Failure::Failed { sticky: true, .. });
                 slot.stats.failed.fetch_add(1, Ordering::Relaxed);
-                ctl.error(k, Some(who), attempt, f.into())
+                ctl.error(k, Some(who), attempt, final_kind.take().unwrap_or_else(|| f.into()))
             });
             ctl.stage(k, result);
             if abandoned {
