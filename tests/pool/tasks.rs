@@ -391,6 +391,8 @@ impl Task for F64Sum {
     fn run(&self, ctx: &mut WorkerContext, (log, x): (String, Vec<f64>)) -> Result<(f64, String), BoxError> {
         let device = ctx.device().id().to_string();
         append(&log, &format!("start {} {device}\n", ctx.task_index()));
+        // Long enough that both workers take part in a map of these.
+        std::thread::sleep(Duration::from_millis(2));
         let sum = ctx.device().from_slice(&x, &[x.len()])?.sum(None)?.to_vec()?[0];
         Ok((sum, device))
     }
