@@ -129,7 +129,7 @@ pub fn shutdown_keeps_finished_results(mode: WorkerMode) {
 /// task: the worker is stopped (SIGSTOP) while idle, the job is sent, then it is killed.
 #[cfg(unix)]
 pub fn killed_between_tasks_charges_nobody() {
-    use crate::support::{signal, sig};
+    use crate::support::{sig, signal};
     let log = Log::new("between");
     let pool = builder(Process).retries(0).build().unwrap();
     let before = pool.submit::<Logged>((log.path(), Act::Ok)).wait().unwrap();

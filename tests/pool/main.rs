@@ -151,7 +151,10 @@ fn batch_cases() -> Vec<Case> {
             }),
         ],
         #[cfg(unix)]
-        &[("process::batch::killed_between_tasks_charges_nobody", batch_cases::killed_between_tasks_charges_nobody as fn())],
+        &[(
+            "process::batch::killed_between_tasks_charges_nobody",
+            batch_cases::killed_between_tasks_charges_nobody as fn(),
+        )],
     ]
     .concat()
 }

@@ -31,7 +31,9 @@ pub fn unsupported_everywhere_ends_with_the_devices_tried(mode: WorkerMode) {
     assert_eq!(started(), 1, "the second task was not run where it was refused before");
     let off = builder(mode).reroute_unsupported(false).build().unwrap();
     let err = off.map::<Refused>(vec![log.path(); 2]);
-    assert!(err.iter().all(|r| matches!(&r.as_ref().unwrap_err().kind, TaskErrorKind::Unsupported { tried, .. } if tried == &vec![cpu])));
+    assert!(err.iter().all(
+        |r| matches!(&r.as_ref().unwrap_err().kind, TaskErrorKind::Unsupported { tried, .. } if tried == &vec![cpu])
+    ));
     assert_eq!(started(), 3, "without rerouting, nothing is remembered");
     assert_eq!(pool.submit::<crate::tasks::Echo>(3).wait().unwrap(), 3, "the worker lives on");
 }

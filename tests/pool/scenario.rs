@@ -101,6 +101,8 @@ pub fn backend_env_with(value: &str) -> (String, String) {
     let exe = std::env::current_exe().expect("the test binary's path");
     let out = Command::new(exe).env(ENV, "backend_env").env("POLYCOMPUTE_BACKEND", value).output().expect("run it");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let line = |p: &str| text.lines().find_map(|l| l.strip_prefix(p)).unwrap_or_else(|| panic!("no {p:?} in {text:?}")).to_string();
+    let line = |p: &str| {
+        text.lines().find_map(|l| l.strip_prefix(p)).unwrap_or_else(|| panic!("no {p:?} in {text:?}")).to_string()
+    };
     (line("pool: "), line("default: "))
 }

@@ -193,7 +193,6 @@ impl JobCtl {
         kept
     }
 
-
     /// Claims input `k` alone, the one running now (every input before it answered):
     /// false when it was answered meanwhile. The caller delivers it with
     /// [`JobCtl::deliver_claimed`] and owes the inputs after it a result too.

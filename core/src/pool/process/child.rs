@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use crate::device::Device;
 use crate::pool::broadcast::BroadcastData;
 use crate::pool::context::WorkerContext;
+use crate::pool::process::progress::Progress;
 use crate::pool::spin;
 use crate::pool::task::{Failure, Tasks};
 use crate::pool::wire::{self, FromWorker, ToWorker};
-use crate::pool::process::progress::Progress;
 use crate::sync::{LockUnpoisoned, WaitUnpoisoned};
 use crate::sys::process::parent_death;
 use crate::sys::socket::{self, Stream};
@@ -183,17 +183,8 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
     };
     recv(&mut frame)?;
     let setup = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?.0;
-    let ToWorker::Setup {
-        worker,
-        kind,
-        ordinal,
-        seed,
-        spill_over,
-        broadcast_type,
-        broadcast,
-        tasks: theirs,
-        progress,
-    } = setup
+    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, broadcast_type, broadcast, tasks: theirs, progress } =
+        setup
     else {
         return Err("the parent did not send a setup first".to_string().into());
     };

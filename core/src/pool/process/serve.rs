@@ -187,8 +187,9 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                     return Outcome::Kill;
                 }
             },
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
-                && inner.cfg.timeout.is_some() => {}
+            Err(e)
+                if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+                    && inner.cfg.timeout.is_some() => {}
             Ok(false) | Err(_) => return interrupted(inner, slot, mine, w, inflight),
         }
     }
@@ -198,7 +199,14 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
 /// (counted); the job's inputs that finished were answered already; the others (not started,
 /// or finished without their result sent) go back to the queue without an attempt counted.
 /// The worker is then killed.
-fn timed_out(inner: &Arc<PoolState>, slot: &Slot, mut inflight: VecDeque<InFlight>, k: usize, limit: Duration, ran: Duration) {
+fn timed_out(
+    inner: &Arc<PoolState>,
+    slot: &Slot,
+    mut inflight: VecDeque<InFlight>,
+    k: usize,
+    limit: Duration,
+    ran: Duration,
+) {
     let who = (slot.id, slot.device_id);
     if let Some(head) = inflight.pop_front() {
         let (job, ctl) = (&head.job, &head.job.ctl);

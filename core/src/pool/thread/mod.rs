@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use super::error::TaskErrorKind;
 use super::job::JobCtl;
-use super::task::ErasedTask;
 use super::kind::{Carriage, WorkerKind};
 use super::state::{PoolState, Slot};
+use super::task::ErasedTask;
 use crate::sync::LockUnpoisoned;
 
 mod watchdog;

@@ -41,15 +41,20 @@ pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Du
             let Some(job) = timed.take() else { continue };
             drop(timed);
             // Only the overrunning input fails; the batch's later inputs, not started,
-                // go back to the queue without an attempt counted.
-                slot.stats.count_failed(1);
-                let elapsed = Duration::from_nanos(now.saturating_sub(started));
-                let kind = TaskErrorKind::Timeout { after: timeout, elapsed };
-                ctl.deliver_claimed(k, Err(ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
-                if let Some(rest) = ctl.claim_rest() {
-                    let sub = ctl.sub(rest);
-                    inner.enqueue(Job { task: job.task, attempt: job.attempt, inputs: Inputs::Local(job.inputs), ctl: sub });
-                }
+            // go back to the queue without an attempt counted.
+            slot.stats.count_failed(1);
+            let elapsed = Duration::from_nanos(now.saturating_sub(started));
+            let kind = TaskErrorKind::Timeout { after: timeout, elapsed };
+            ctl.deliver_claimed(k, Err(ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
+            if let Some(rest) = ctl.claim_rest() {
+                let sub = ctl.sub(rest);
+                inner.enqueue(Job {
+                    task: job.task,
+                    attempt: job.attempt,
+                    inputs: Inputs::Local(job.inputs),
+                    ctl: sub,
+                });
+            }
             worker::replace(&inner, &threads, slot, gen);
         }
     }

@@ -115,7 +115,9 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                 };
                 match one {
                     Some(mut one) => task.run_local(&mut ctx, one.as_mut()),
-                    None => Err(Failure::Serialization(format!("internal: input {k} of task {} is missing", task.name()))),
+                    None => {
+                        Err(Failure::Serialization(format!("internal: input {k} of task {} is missing", task.name())))
+                    }
                 }
             } else {
                 task.run_local(&mut ctx, inputs.as_mut())
@@ -144,13 +146,19 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                                     ctl: ctl.sub(k..k + 1),
                                 }),
                                 None => {
-                                    let kind = TaskErrorKind::Unsupported { message: message.clone(), tried: vec![*device] };
+                                    let kind =
+                                        TaskErrorKind::Unsupported { message: message.clone(), tried: vec![*device] };
                                     ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), attempt, kind)));
                                 }
                             }
                             if let (true, Some(rest_inputs)) = (rest.end > k + 1, rest_inputs) {
                                 let inputs = Inputs::Local(rest_inputs);
-                                inner.enqueue(Job { task: task.clone(), attempt, inputs, ctl: ctl.sub(k + 1..rest.end) });
+                                inner.enqueue(Job {
+                                    task: task.clone(),
+                                    attempt,
+                                    inputs,
+                                    ctl: ctl.sub(k + 1..rest.end),
+                                });
                             }
                         }
                         break;
