@@ -179,8 +179,11 @@ impl JobCtl {
     pub(crate) fn deliver_from(&self, first: usize, results: Vec<Option<Result<Value, TaskError>>>) -> Vec<usize> {
         let mut out: Vec<Positioned> = Vec::with_capacity(results.len());
         let mut kept = Vec::new();
+        let end = first + results.len();
+        // Usually nobody else answered any of them: one claim for all.
+        let all = self.delivered.compare_exchange(first, end, Ordering::AcqRel, Ordering::Acquire).is_ok();
         for (i, r) in results.into_iter().enumerate() {
-            if self.claim(first + i) {
+            if all || self.claim(first + i) {
                 match r {
                     Some(r) => out.push((self.first_pos + first + i, r)),
                     None => kept.push(first + i),

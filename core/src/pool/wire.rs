@@ -92,22 +92,41 @@ pub(crate) fn write_frame<H: Serialize>(w: &mut impl Write, header: &H, body: &[
 }
 
 /// Reads one frame into `buf` (its bytes after the length); `false` at a clean end of stream.
+/// A read timeout (the parent polls its worker's progress) ends the wait only before a
+/// frame began: once its first byte is in, the rest is waited for, so that a timeout never
+/// splits a frame.
 pub(crate) fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<bool> {
     let mut len = [0u8; 4];
-    let mut got = 0;
-    while got < 4 {
-        match r.read(&mut len[got..]) {
-            Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+    if !fill(r, &mut len, true)? {
+        return Ok(false);
     }
     let len = u32::from_le_bytes(len) as usize;
     buf.clear();
     buf.resize(len, 0);
-    r.read_exact(buf)?;
+    if !fill(r, buf, false)? && len > 0 {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(true)
+}
+
+/// Fills `buf`; `false` at an end of stream before its first byte. Before that byte, a read
+/// timeout is returned when `may_time_out`; after it, reads are retried.
+fn fill(r: &mut impl Read, buf: &mut [u8], may_time_out: bool) -> io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                if got == 0 && may_time_out {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
     Ok(true)
 }
 

@@ -83,8 +83,9 @@ fn socket_error(what: &str, e: &std::io::Error) -> Quit {
 const FLUSH_AFTER: Duration = Duration::from_millis(1);
 
 /// Results are sent in bunches that take about this long to compute (one write per bunch
-/// instead of one per result); slower tasks send each result as it finishes.
-const BUNCH_TIME: Duration = Duration::from_micros(200);
+/// instead of one per result); slower tasks send each result as it finishes. (A task that
+/// runs long after quick ones does not hold their results back: see [`FLUSH_AFTER`].)
+const BUNCH_TIME: Duration = Duration::from_millis(1);
 
 /// The results not sent yet, and the socket they go out on; shared by the worker's main
 /// thread and its flusher thread.

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::parent::{Outcome, Worker};
+use super::progress::Mark;
 use super::ProcessSlot;
 use crate::pool::error::TaskErrorKind;
 use crate::pool::job::{Inputs, Job};
@@ -139,7 +140,13 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
             // Look at the worker's progress a few times per timeout: a task's deadline is its
             // own start (as the progress word shows it) plus the timeout.
             let poll = (t / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
-            let mark = w.progress.get();
+            // Without a shared progress word, the first unanswered input counts as running
+            // from when the one before it answered.
+            let mark = if w.progress.is_shared() {
+                w.progress.get()
+            } else {
+                Mark { job: head.id as u32, phase: 2 * head.received as u32 + 1 }
+            };
             if mark != watch.0 {
                 watch = (mark, Instant::now());
             }
