@@ -79,8 +79,11 @@ fn socket_error(what: &str, e: &std::io::Error) -> Quit {
 
 /// How long a task may run before the results finished ahead of it in its batch are sent
 /// anyway (by the flusher thread): what a timeout or crash of that task could otherwise
-/// take with it.
+/// take with it. The flusher looks this often at first, and less often (up to
+/// [`FLUSH_AFTER_MAX`]) while the batch's tasks keep finishing quickly, so that a stream of
+/// tiny tasks is not slowed by its wake-ups.
 const FLUSH_AFTER: Duration = Duration::from_millis(1);
+const FLUSH_AFTER_MAX: Duration = Duration::from_millis(8);
 
 /// Results are sent in bunches that take about this long to compute (one write per bunch
 /// instead of one per result); slower tasks send each result as it finishes. (A task that
@@ -128,18 +131,25 @@ struct Shared {
 /// results finished before it, so they are not lost should that task time out or crash.
 fn flusher(shared: Arc<Shared>) {
     let mut outbox = shared.outbox.lock_unpoisoned();
+    let mut period = FLUSH_AFTER;
     loop {
         while !outbox.batch {
             if outbox.broken {
                 return;
             }
+            period = FLUSH_AFTER;
             outbox = shared.wake.wait_unpoisoned(outbox);
         }
         let seen = shared.progress.get();
-        outbox = shared.wake.wait_timeout_unpoisoned(outbox, FLUSH_AFTER).0;
+        drop(outbox);
+        std::thread::sleep(period);
+        outbox = shared.outbox.lock_unpoisoned();
         let now = shared.progress.get();
-        if outbox.batch && outbox.count > 0 && now == seen && now.phase % 2 == 1 {
+        if now != seen {
+            period = (period * 2).min(FLUSH_AFTER_MAX);
+        } else if outbox.batch && outbox.count > 0 && now.phase % 2 == 1 {
             let _ = outbox.send(None, false);
+            period = FLUSH_AFTER;
         }
     }
 }
