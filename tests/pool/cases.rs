@@ -75,7 +75,13 @@ pub fn timeout(mode: WorkerMode) {
     let t0 = Instant::now();
     let slow = pool.submit::<Sleep>(3_000);
     let err = slow.wait().unwrap_err();
-    assert_eq!(err.kind, TaskErrorKind::Timeout { after: Duration::from_millis(300) });
+    match err.kind {
+        TaskErrorKind::Timeout { after, elapsed } => {
+            assert_eq!(after, Duration::from_millis(300));
+            assert!(elapsed >= after && elapsed < Duration::from_millis(1000), "{elapsed:?}");
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
     assert!(t0.elapsed() < Duration::from_millis(1500), "timeout took {:?}", t0.elapsed());
     // A fresh worker serves the next task at once (the stuck one is gone or abandoned).
     let t1 = Instant::now();
@@ -431,4 +437,22 @@ pub fn many_threads_submit_at_once(mode: WorkerMode) {
     });
     let tasks: u64 = pool.workers().iter().map(|w| w.tasks).sum();
     assert_eq!(tasks, 4 * (200 + 300));
+}
+
+/// `POLYCOMPUTE_BACKEND` chooses the default pool's devices, with `Device::default()`'s errors.
+pub fn backend_env_selects_the_devices() {
+    use crate::scenario::backend_env_with;
+    assert_eq!(backend_env_with("cpu"), ("cpu:0".to_string(), "cpu:0".to_string()));
+    assert_eq!(backend_env_with("cpu:0").0, "cpu:0");
+    for bad in ["cpu:3", "tpu", "cuda", "cuda:1", "wgpu:7"] {
+        let (pool, default) = backend_env_with(bad);
+        if default.starts_with("error: ") {
+            assert_eq!(pool, default, "POLYCOMPUTE_BACKEND={bad}: the pool fails as Device::default() does");
+        } else {
+            // Compiled and present here (the CUDA or wgpu feature): the pool uses it.
+            let kind = bad.split(':').next().unwrap();
+            assert!(pool.split(',').all(|id| id.starts_with(kind)), "{bad}: {pool}");
+            assert!(pool.split(',').any(|id| id == default), "{bad}: {pool} has {default}");
+        }
+    }
 }

@@ -14,9 +14,11 @@ fn pool_tests_need_harness_false() {
     panic!("tests/pool/main.rs must be a `[[test]] name = \"pool\" harness = false` target in Cargo.toml");
 }
 
+mod batch_cases;
 mod cases;
 mod large_cases;
 mod logged;
+mod reroute_cases;
 mod scenario;
 mod shared_cases;
 mod support;
@@ -103,8 +105,10 @@ fn cases_list() -> Vec<Case> {
         &one!("process", worker_that_cannot_start),
         &one!("process", mismatched_task_types_are_refused),
         &one!("pool", bad_configuration),
+        &one!("pool", backend_env_selects_the_devices),
         &both!(wait_timeout_and_is_finished),
         &both!(demo_runs_and_cross_checks),
+        &batch_cases(),
         &[
             ("thread::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Thread)),
             ("process::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Process)),
@@ -112,6 +116,45 @@ fn cases_list() -> Vec<Case> {
         &shared_cases(),
         #[cfg(unix)]
         &unix_cases(),
+    ]
+    .concat()
+}
+
+/// Per-task accounting inside batches, in both modes.
+fn batch_cases() -> Vec<Case> {
+    macro_rules! both {
+        ($f:ident) => {
+            [
+                (concat!("thread::batch::", stringify!($f)), (|| batch_cases::$f(Thread)) as fn()),
+                (concat!("process::batch::", stringify!($f)), (|| batch_cases::$f(Process)) as fn()),
+            ]
+        };
+    }
+    [
+        both!(timeouts_are_per_task_inside_a_batch).as_slice(),
+        &both!(shutdown_keeps_finished_results),
+        &both!(random_failures_chunk_1),
+        &both!(random_failures_chunk_4),
+        &both!(random_failures_chunk_auto),
+        &[
+            ("thread::reroute::unsupported_everywhere", || {
+                reroute_cases::unsupported_everywhere_ends_with_the_devices_tried(Thread)
+            }),
+            ("process::reroute::unsupported_everywhere", || {
+                reroute_cases::unsupported_everywhere_ends_with_the_devices_tried(Process)
+            }),
+            ("thread::reroute::f64_tasks_leave_the_gpu_without_f64", || {
+                reroute_cases::f64_tasks_leave_the_gpu_without_f64(Thread)
+            }),
+            ("process::reroute::f64_tasks_leave_the_gpu_without_f64", || {
+                reroute_cases::f64_tasks_leave_the_gpu_without_f64(Process)
+            }),
+        ],
+        #[cfg(unix)]
+        &[(
+            "process::batch::killed_between_tasks_charges_nobody",
+            batch_cases::killed_between_tasks_charges_nobody as fn(),
+        )],
     ]
     .concat()
 }

@@ -40,6 +40,9 @@ pub fn run(which: &str) -> ExitCode {
         Ok("process") => WorkerMode::Process,
         _ => WorkerMode::Thread,
     };
+    if which == "backend_env" {
+        return backend_env();
+    }
     let pool = builder(mode).workers_per_device(2).shutdown_on_ctrl_c(true).build().expect("build the pool");
     let pids = if mode == WorkerMode::Process { worker_pids(&pool) } else { Vec::new() };
     match which {
@@ -73,4 +76,33 @@ pub fn run(which: &str) -> ExitCode {
 fn announce(pids: &[u32]) {
     let list: Vec<String> = pids.iter().map(u32::to_string).collect();
     println!("PIDS {}", list.join(" "));
+}
+
+/// Prints what a pool with the default device selection and `Device::default()` make of
+/// this process's `POLYCOMPUTE_BACKEND`: `pool: <ids or error>` and `default: <id or error>`.
+fn backend_env() -> ExitCode {
+    let pool = polycompute::Pool::builder(&crate::tasks::pool_tasks()).mode(WorkerMode::Thread).build();
+    match pool {
+        Ok(p) => {
+            let ids: Vec<String> = p.workers().iter().map(|w| w.device.to_string()).collect();
+            println!("pool: {}", ids.join(","));
+        }
+        Err(e) => println!("pool: error: {e}"),
+    }
+    match polycompute::Device::default() {
+        Ok(d) => println!("default: {}", d.id()),
+        Err(e) => println!("default: error: {e}"),
+    }
+    ExitCode::SUCCESS
+}
+
+/// Runs the `backend_env` scenario with `POLYCOMPUTE_BACKEND=value`: (pool line, default line).
+pub fn backend_env_with(value: &str) -> (String, String) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = Command::new(exe).env(ENV, "backend_env").env("POLYCOMPUTE_BACKEND", value).output().expect("run it");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = |p: &str| {
+        text.lines().find_map(|l| l.strip_prefix(p)).unwrap_or_else(|| panic!("no {p:?} in {text:?}")).to_string()
+    };
+    (line("pool: "), line("default: "))
 }

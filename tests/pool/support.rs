@@ -64,6 +64,12 @@ pub mod sig {
     pub const ABRT: i32 = 6;
     /// SIGKILL.
     pub const KILL: i32 = 9;
+    /// SIGSTOP.
+    #[cfg(target_os = "linux")]
+    pub const STOP: i32 = 19;
+    /// SIGSTOP.
+    #[cfg(not(target_os = "linux"))]
+    pub const STOP: i32 = 17;
 }
 
 /// Waits until every worker of `pool` has a process id (process mode) and returns them.

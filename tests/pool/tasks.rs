@@ -308,9 +308,108 @@ pub fn worker_tasks() -> Tasks {
         .add(crate::shared_cases::ShmLockedIncrement)
         .add(crate::large_cases::Relay)
         .add(crate::large_cases::ArraySum)
+        .add(Logged)
+        .add(F64Sum)
+        .add(Refused)
 }
 
 /// What the pools are built with: one task more than the workers know.
 pub fn pool_tasks() -> Tasks {
     worker_tasks().add(OnlyInParent)
+}
+
+/// What [`Logged`] does after logging its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Act {
+    /// Returns at once.
+    Ok,
+    /// Sleeps this many milliseconds, then returns.
+    Sleep(u64),
+    /// Returns an error.
+    Fail,
+    /// Panics.
+    Panic,
+    /// Aborts its process (process workers only).
+    Abort,
+    /// Kills its process with SIGSEGV (process workers on Unix only).
+    Segfault,
+}
+
+/// What a [`Logged`] task returns: its index, process and attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ran {
+    pub index: u64,
+    pub pid: u32,
+    pub attempt: u32,
+}
+
+/// Appends `start <task index>` to the log file it is given (one `write` of a whole line
+/// in append mode, so lines of concurrent workers do not mix), does `act`, then appends
+/// `end <task index> <ms since the Unix epoch>`: the test sees which tasks started, how
+/// often, and when they finished.
+pub struct Logged;
+impl Task for Logged {
+    const NAME: &'static str = "logged";
+    type Input = (String, Act);
+    type Output = Ran;
+    fn run(&self, ctx: &mut WorkerContext, (log, act): (String, Act)) -> Result<Ran, BoxError> {
+        let index = ctx.task_index();
+        append(&log, &format!("start {index}\n"));
+        match act {
+            Act::Ok => {}
+            Act::Sleep(ms) => std::thread::sleep(Duration::from_millis(ms)),
+            Act::Fail => return Err(format!("deliberate failure of task {index}").into()),
+            Act::Panic => panic!("deliberate panic in task {index}"),
+            Act::Abort => std::process::abort(),
+            Act::Segfault => {
+                // SAFETY: none: this read of an unmapped page is the segmentation fault the
+                // test provokes (its process dies of SIGSEGV; only process workers run it).
+                let byte = unsafe { std::ptr::read_volatile(std::ptr::without_provenance::<u8>(16)) };
+                return Err(format!("read {byte} where no memory is mapped").into());
+            }
+        }
+        let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        append(&log, &format!("end {index} {ms}\n"));
+        Ok(Ran { index, pid: std::process::id(), attempt: ctx.attempt() })
+    }
+}
+
+fn append(path: &str, line: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("open the task log");
+    f.write_all(line.as_bytes()).expect("write the task log");
+}
+
+/// Sums its f64 input on the worker's device after logging `start <index> <device>`;
+/// returns the sum and the device. A device without f64 refuses it with
+/// `Error::Unsupported`, which the pool reroutes.
+pub struct F64Sum;
+impl Task for F64Sum {
+    const NAME: &'static str = "f64_sum";
+    type Input = (String, Vec<f64>);
+    type Output = (f64, String);
+    fn run(&self, ctx: &mut WorkerContext, (log, x): (String, Vec<f64>)) -> Result<(f64, String), BoxError> {
+        let device = ctx.device().id().to_string();
+        append(&log, &format!("start {} {device}\n", ctx.task_index()));
+        // Long enough that both workers take part in a map of these.
+        std::thread::sleep(Duration::from_millis(2));
+        let sum = ctx.device().from_slice(&x, &[x.len()])?.sum(None)?.to_vec()?[0];
+        Ok((sum, device))
+    }
+}
+
+/// Always refused by its device, as an op the device lacks would be.
+pub struct Refused;
+impl Task for Refused {
+    const NAME: &'static str = "refused";
+    type Input = String;
+    type Output = ();
+    fn run(&self, ctx: &mut WorkerContext, log: String) -> Result<(), BoxError> {
+        append(&log, &format!("start {}\n", ctx.task_index()));
+        Err(Box::new(polycompute::Error::Unsupported {
+            op: "a deliberately missing op".into(),
+            dtype: polycompute::DType::F64,
+            device: Some(ctx.device().id()),
+        }))
+    }
 }

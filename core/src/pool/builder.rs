@@ -20,8 +20,11 @@ use crate::registry;
 /// Which devices get workers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceSelection {
-    /// Every hardware GPU: CUDA's devices when there are any, else wgpu's non-CPU adapters
-    /// (one GPU is not counted twice through both); the CPU when there is no GPU.
+    /// The default: the devices `POLYCOMPUTE_BACKEND` names when it is set (`cuda`: every
+    /// CUDA device; `cuda:1`: that one; an unknown, unavailable or uncompiled backend is the
+    /// error `Device::default()` gives, never a silent fallback). Unset: every hardware GPU —
+    /// CUDA's devices when there are any, else wgpu's non-CPU adapters (one GPU is not
+    /// counted twice through both) — and the CPU when there is no GPU.
     Gpus,
     /// Every device of one backend (an error when it has none).
     Backend(BackendKind),
@@ -64,13 +67,15 @@ impl PoolBuilder {
                 depth: 8,
                 worker_exe: None,
                 start_timeout: Duration::from_secs(30),
+                reroute: true,
             },
             broadcast: BroadcastData::default(),
             broadcast_encode: None,
         }
     }
 
-    /// Which devices get workers (default: every GPU, the CPU when there is none).
+    /// Which devices get workers (default: [`DeviceSelection::Gpus`]: those
+    /// `POLYCOMPUTE_BACKEND` names, else every GPU, else the CPU).
     pub fn devices(mut self, devices: DeviceSelection) -> Self {
         self.devices = devices;
         self
@@ -106,13 +111,28 @@ impl PoolBuilder {
     }
 
     /// Fail a task that runs longer than this; its worker is replaced (default: none).
+    ///
+    /// The limit is each task's own, also inside a batch (`chunk_size`): it counts from that
+    /// task's start, and only that task fails, with [`super::TaskErrorKind::Timeout`] naming
+    /// the limit and how long it ran. The batch's tasks that finished keep their results; the
+    /// ones that had not started go back to the queue (no attempt counted) and run on the
+    /// replacement worker. The pool looks about ten times per timeout, so a task is stopped
+    /// within about a tenth of the limit after it passes.
     pub fn task_timeout(mut self, timeout: Duration) -> Self {
         self.cfg.timeout = Some(timeout);
         self
     }
 
-    /// How often a task whose process worker crashed is run again on a fresh worker before
-    /// it fails with `Crashed` (default 0).
+    /// How often a task whose process worker crashed while running it is run again on a
+    /// fresh worker before it fails with `Crashed` (default 0).
+    ///
+    /// Only the task that was running when the worker died is charged an attempt, also
+    /// inside a batch: a worker that dies between tasks (killed from outside, say) charges
+    /// nobody. The batch's tasks that had not started go back to the queue without an attempt
+    /// counted and run once on another worker; so do those that had finished in the last
+    /// moment before the crash without their result sent yet (results leave a worker in
+    /// bunches of about 0.2 ms of work, and when a task runs over a millisecond): such a task
+    /// runs again, uncounted.
     pub fn retries(mut self, retries: u32) -> Self {
         self.cfg.retries = retries;
         self
@@ -125,7 +145,11 @@ impl PoolBuilder {
     }
 
     /// Inputs per job in `map` (default: about an eighth of a map's share per worker, at most
-    /// 1024; 1 when a task timeout is set). Batching saves a queue round trip per task.
+    /// 1024). Batching saves a queue round trip per task; it changes nothing else: each task
+    /// of a batch has its own result (streamed back as it finishes, results ready together
+    /// sharing a message), its own timeout (see [`PoolBuilder::task_timeout`]) and its own
+    /// crash accounting (see [`PoolBuilder::retries`]); a cancellation or shutdown keeps the
+    /// results of the batch's tasks that finished.
     pub fn chunk_size(mut self, n: usize) -> Self {
         self.cfg.chunk = Some(n.max(1));
         self
@@ -161,6 +185,22 @@ impl PoolBuilder {
     /// program installed its own: call `shutdown` from that one instead).
     pub fn shutdown_on_ctrl_c(mut self, yes: bool) -> Self {
         self.cfg.ctrl_c = yes;
+        self
+    }
+
+    /// Send a task that its device cannot run to the pool's other devices (default: on).
+    ///
+    /// A task "cannot run" on a device when it returns `Error::Unsupported` naming that
+    /// device (as the device's ops do: an f64 op on a GPU without f64, say; return or `?` the
+    /// error, possibly wrapped as a source). Such a task goes back to the queue for a device
+    /// that has not refused it — no attempt counted, it is no crash — and the pool remembers,
+    /// per task name, which devices refused: their workers leave later tasks of that name to
+    /// the others from the start. Only when every device of the pool has refused it does a
+    /// task end with [`super::TaskErrorKind::Unsupported`], listing the devices tried. In a
+    /// batch, the refused task's later inputs go back to the queue with it. Off: the task
+    /// ends with that error at once, and nothing is remembered.
+    pub fn reroute_unsupported(mut self, yes: bool) -> Self {
+        self.cfg.reroute = yes;
         self
     }
 
@@ -230,6 +270,9 @@ fn resolve(selection: &DeviceSelection) -> Result<Vec<(BackendKind, usize)>> {
     match selection {
         DeviceSelection::Cpu => Ok(vec![(BackendKind::Cpu, 0)]),
         DeviceSelection::Gpus => {
+            if let Some(named) = from_env()? {
+                return Ok(named);
+            }
             for kind in [BackendKind::Cuda, BackendKind::Wgpu] {
                 let found = gpus_of(kind);
                 if !found.is_empty() {
@@ -261,4 +304,25 @@ fn resolve(selection: &DeviceSelection) -> Result<Vec<(BackendKind, usize)>> {
                 .collect()
         }
     }
+}
+
+/// The devices `POLYCOMPUTE_BACKEND` names, if it is set: every device of a backend
+/// (`cuda`), or one (`cuda:1`). Errors as `Device::default()` does.
+fn from_env() -> Result<Option<Vec<(BackendKind, usize)>>> {
+    let Ok(value) = std::env::var(crate::device::BACKEND_ENV) else { return Ok(None) };
+    if value.trim().is_empty() {
+        return Ok(None);
+    }
+    let id: crate::DeviceId = value.parse()?;
+    let devices = registry::backend(id.kind)?.devices()?;
+    if value.contains(':') {
+        if id.ordinal >= devices.len() {
+            return Err(Error::NoSuchDevice { kind: id.kind, ordinal: id.ordinal, count: devices.len() });
+        }
+        return Ok(Some(vec![(id.kind, id.ordinal)]));
+    }
+    if devices.is_empty() {
+        return Err(Error::BackendUnavailable { kind: id.kind, reason: "no devices".into() });
+    }
+    Ok(Some(devices.into_iter().map(|d| (id.kind, d.ordinal)).collect()))
 }

@@ -18,6 +18,16 @@ pub enum TaskErrorKind {
         /// The error was `Error::DeviceFault { sticky: true, .. }`: the worker was replaced.
         sticky_device_fault: bool,
     },
+    /// The task's device could not run it (the task returned `Error::Unsupported` naming
+    /// the device), and no other device of the pool could either: every device listed in
+    /// `tried` refused it. (With rerouting on, the default, a refused task first goes to the
+    /// pool's other devices; see `PoolBuilder::reroute_unsupported`.)
+    Unsupported {
+        /// The last refusal's error and its sources, joined by ": ".
+        message: String,
+        /// The devices that refused the task, in order.
+        tried: Vec<crate::DeviceId>,
+    },
     /// The task panicked.
     Panicked {
         /// The panic message.
@@ -30,10 +40,14 @@ pub enum TaskErrorKind {
         /// The signal that killed it (Unix).
         signal: Option<i32>,
     },
-    /// The task ran longer than the pool's per-task timeout; its worker was replaced.
+    /// The task ran longer than the pool's per-task timeout (counted from the task's own
+    /// start, also inside a batch); its worker was replaced.
     Timeout {
-        /// The timeout.
+        /// The timeout (the pool's `task_timeout`).
         after: Duration,
+        /// How long the task had run when it was stopped (at least `after`; the pool looks
+        /// a few times per timeout, so up to about a tenth more).
+        elapsed: Duration,
     },
     /// The task was cancelled (its handle's `cancel()`, or a dropped map iterator).
     Cancelled,
@@ -61,6 +75,7 @@ impl From<Failure> for TaskErrorKind {
     fn from(failure: Failure) -> Self {
         match failure {
             Failure::Failed { message, sticky } => TaskErrorKind::Failed { message, sticky_device_fault: sticky },
+            Failure::Unsupported { message, device } => TaskErrorKind::Unsupported { message, tried: vec![device] },
             Failure::Panicked(message) => TaskErrorKind::Panicked { message },
             Failure::Serialization(message) => TaskErrorKind::Serialization { message },
             Failure::UnknownTask(known) => TaskErrorKind::UnknownTask { known },
@@ -78,15 +93,21 @@ impl fmt::Display for TaskErrorKind {
                 }
                 Ok(())
             }
+            TaskErrorKind::Unsupported { message, tried } => {
+                let tried: Vec<String> = tried.iter().map(ToString::to_string).collect();
+                write!(f, "no device of the pool can run it (tried {}): {message}", tried.join(", "))
+            }
             TaskErrorKind::Panicked { message } => write!(f, "panicked: {message}"),
             TaskErrorKind::Crashed { code, signal } => match (code, signal) {
                 (_, Some(sig)) => write!(f, "the worker process was killed by signal {sig}"),
                 (Some(code), None) => write!(f, "the worker process exited with code {code}"),
                 (None, None) => f.write_str("the worker process died"),
             },
-            TaskErrorKind::Timeout { after } => {
-                write!(f, "timed out after {after:?}; the worker was replaced (raise the pool's task_timeout?)")
-            }
+            TaskErrorKind::Timeout { after, elapsed } => write!(
+                f,
+                "timed out: ran {elapsed:.0?}, over the task timeout of {after:?}; the worker was replaced \
+                 (raise the pool's task_timeout?)"
+            ),
             TaskErrorKind::Cancelled => f.write_str("cancelled"),
             TaskErrorKind::Serialization { message } => write!(f, "serialization failed: {message}"),
             TaskErrorKind::UnknownTask { known } => write!(

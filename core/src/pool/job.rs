@@ -171,15 +171,43 @@ impl JobCtl {
         }
     }
 
-    /// Delivers the results of every input at once (a process worker's whole job), unless
-    /// the job was already answered (cancelled, timed out, shut down).
-    pub(crate) fn deliver_all(&self, results: Vec<Result<Value, TaskError>>) {
-        let Some(range) = self.claim_rest() else { return };
-        let out: Vec<Positioned> =
-            results.into_iter().enumerate().skip(range.start).map(|(k, r)| (self.first_pos + k, r)).collect();
+    /// Delivers the results of inputs `first..first + results.len()` (a process worker's
+    /// results as they stream back, in order), each unless someone else already answered
+    /// it (cancelled, shut down).
+    /// A `None` is claimed but not delivered: the caller queued that input again.
+    /// Returns the inputs of those it claimed (they are the caller's to answer).
+    pub(crate) fn deliver_from(&self, first: usize, results: Vec<Option<Result<Value, TaskError>>>) -> Vec<usize> {
+        let mut out: Vec<Positioned> = Vec::with_capacity(results.len());
+        let mut kept = Vec::new();
+        let end = first + results.len();
+        // Usually nobody else answered any of them: one claim for all.
+        let all = self.delivered.compare_exchange(first, end, Ordering::AcqRel, Ordering::Acquire).is_ok();
+        for (i, r) in results.into_iter().enumerate() {
+            if all || self.claim(first + i) {
+                match r {
+                    Some(r) => out.push((self.first_pos + first + i, r)),
+                    None => kept.push(first + i),
+                }
+            }
+        }
         if !out.is_empty() {
             self.sink.deliver_many(out);
         }
+        kept
+    }
+
+    /// Claims input `k` alone, the one running now (every input before it answered):
+    /// false when it was answered meanwhile. The caller delivers it with
+    /// [`JobCtl::deliver_claimed`] and owes the inputs after it a result too.
+    pub(crate) fn claim_running(&self, k: usize) -> bool {
+        self.claim(k)
+    }
+
+    /// Delivers the result of input `k`, which the caller claimed ([`JobCtl::claim_rest`],
+    /// [`JobCtl::claim_running`]); staged results go first.
+    pub(crate) fn deliver_claimed(&self, k: usize, result: Result<Value, TaskError>) {
+        self.flush();
+        self.sink.deliver(self.first_pos + k, result);
     }
 
     /// Claims every input not delivered yet, without delivering anything: the caller now

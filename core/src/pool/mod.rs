@@ -24,7 +24,14 @@
 //! Failure handling: a process worker that crashes, overruns the task timeout, runs a
 //! cancelled task or hits a sticky device fault is replaced (a thread worker in that state
 //! is left to finish on its own and a fresh thread takes its place); a crashed task is
-//! retried `retries` times. Dropping the pool stops its workers within a second; with
+//! retried `retries` times. All of it is per task, inside a batch too: workers stream each
+//! task's result back as it finishes, and the pool always knows which task of a batch runs
+//! (a process worker's progress word in shared memory, a thread worker's slot), so a
+//! timeout counts from that task's start and fails it alone, a crash is charged to that
+//! task alone (to none when the worker died between tasks), and the batch's unstarted
+//! tasks go back to the queue without an attempt counted. Expected disconnections of a
+//! worker process (shutdown, a cancelled task, its parent's exit) are logged with
+//! `tracing` at debug level only. Dropping the pool stops its workers within a second; with
 //! `shutdown_on_ctrl_c`, so does Ctrl-C; process workers exit within moments of their
 //! parent's death, however it dies.
 //!

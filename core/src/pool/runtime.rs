@@ -25,7 +25,9 @@ pub struct WorkerInfo {
     pub id: usize,
     /// Its device id.
     pub device: crate::DeviceId,
-    /// Its current process id (process workers; 0 otherwise or before it started).
+    /// Its current process id: process workers only, known once the worker process has
+    /// connected back (before that, and for thread workers, 0). After a replacement it is
+    /// the new process's id once that one has connected.
     pub pid: u32,
     /// Tasks it finished (results of any kind).
     pub tasks: u64,
@@ -179,13 +181,9 @@ impl Pool {
     pub fn map_unordered<T: Task>(&self, inputs: impl IntoIterator<Item = T::Input>) -> MapResults<T> {
         let inputs: Vec<T::Input> = inputs.into_iter().collect();
         let n = inputs.len();
-        let chunk = self.inner.cfg.chunk.unwrap_or_else(|| {
-            if self.inner.cfg.timeout.is_some() {
-                1 // a timeout fails the rest of a batch with it: keep batches to one input
-            } else {
-                (n / (self.inner.slots.len().max(1) * 8)).clamp(1, 1024)
-            }
-        });
+        // Timeouts, crashes and results are per input inside a batch too, so a timeout
+        // does not change the batching.
+        let chunk = self.inner.cfg.chunk.unwrap_or_else(|| (n / (self.inner.slots.len().max(1) * 8)).clamp(1, 1024));
         let (tx, rx) = crossbeam_channel::unbounded();
         let cancel = Arc::new(AtomicBool::new(false));
         let first_index = self.inner.next_index.load(Ordering::Acquire);
@@ -337,6 +335,10 @@ impl Pool {
 
     /// Stops the workers (see [`Drop`]): queued tasks fail with `ShutDown`; returns within
     /// about a second. Later submissions fail with `ShutDown` too.
+    ///
+    /// Every result that finished before the shutdown is kept, inside a batch too; only the
+    /// tasks that had not finished end as `ShutDown` (a thread worker's running task gets
+    /// half a second to finish; a process worker's is stopped with its process).
     pub fn shutdown(&self) {
         self.inner.shutdown();
     }

@@ -3,6 +3,7 @@
 //! [`crate::shared`], arrays in shared memory, nor with [`super::broadcast`], the data a
 //! pool hands every worker.)
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -43,6 +44,8 @@ pub(crate) struct Config {
     pub(crate) depth: usize,
     pub(crate) worker_exe: Option<PathBuf>,
     pub(crate) start_timeout: Duration,
+    /// Send a task its device refused (`Error::Unsupported`) to the pool's other devices.
+    pub(crate) reroute: bool,
 }
 
 /// Counters of one worker slot.
@@ -102,6 +105,19 @@ pub(crate) struct PoolState {
     pub(crate) epoch: Instant,
     /// Set when Ctrl-C shut the pool down.
     pub(crate) interrupted: AtomicBool,
+    /// Per task name, the devices that refused it (see [`PoolState::refused`]) and the last
+    /// refusal's message.
+    refusals: Mutex<HashMap<&'static str, (Vec<crate::DeviceId>, String)>>,
+    /// Whether `refusals` holds anything (read by every worker for every job).
+    any_refusal: AtomicBool,
+}
+
+/// What becomes of a task its device refused.
+pub(crate) enum Refusal {
+    /// Another device of the pool may run it: queue it again.
+    Reroute,
+    /// No device can (or rerouting is off): it ends with `TaskErrorKind::Unsupported`.
+    Final(TaskErrorKind),
 }
 
 impl PoolState {
@@ -161,6 +177,67 @@ impl PoolState {
             let message = format!("worker {} ({}): {message}", slot.id, slot.device_id);
             *self.broken.lock_unpoisoned() = Some(message.clone());
             self.fail_queued(TaskErrorKind::WorkerStart { message });
+        }
+    }
+
+    /// Whether `device` refused task `task` before: its workers leave such jobs to others.
+    pub(crate) fn refuses(&self, task: &str, device: crate::DeviceId) -> bool {
+        self.any_refusal.load(Ordering::Acquire)
+            && self.refusals.lock_unpoisoned().get(task).is_some_and(|(tried, _)| tried.contains(&device))
+    }
+
+    /// Whether more than one device runs workers here (otherwise nothing can be rerouted).
+    pub(crate) fn can_reroute(&self) -> bool {
+        self.cfg.reroute && self.slots.iter().any(|s| s.device_id != self.slots[0].device_id)
+    }
+
+    /// `device` refused task `task` with `message`: remembered (later tasks of that name go
+    /// to other devices from the start), and the task is rerouted while some live device of
+    /// the pool has not refused it.
+    pub(crate) fn refused(&self, task: &'static str, device: crate::DeviceId, message: String) -> Refusal {
+        if !self.cfg.reroute {
+            return Refusal::Final(TaskErrorKind::Unsupported { message, tried: vec![device] });
+        }
+        let mut refusals = self.refusals.lock_unpoisoned();
+        let (tried, last) = refusals.entry(task).or_default();
+        if !tried.contains(&device) {
+            tried.push(device);
+            tracing::debug!("polycompute pool: {device} cannot run task {task}; rerouting it: {message}");
+        }
+        *last = message;
+        self.any_refusal.store(true, Ordering::Release);
+        let open = self.slots.iter().any(|s| !s.dead.load(Ordering::Acquire) && !tried.contains(&s.device_id));
+        if open {
+            Refusal::Reroute
+        } else {
+            Refusal::Final(TaskErrorKind::Unsupported { message: last.clone(), tried: tried.clone() })
+        }
+    }
+
+    /// A worker on `device` took a job whose task that device refused before: the job goes
+    /// back to the queue for another device, or fails when none is left. Returns whether it
+    /// was queued again (the worker then waits a moment before it looks again, so that it
+    /// does not spin on jobs that only others can take).
+    pub(crate) fn bounce(&self, job: Job) -> bool {
+        let verdict = {
+            let refusals = self.refusals.lock_unpoisoned();
+            let Some((tried, last)) = refusals.get(job.task.name()) else {
+                drop(refusals);
+                self.enqueue(job);
+                return true;
+            };
+            let open = self.slots.iter().any(|s| !s.dead.load(Ordering::Acquire) && !tried.contains(&s.device_id));
+            (!open).then(|| TaskErrorKind::Unsupported { message: last.clone(), tried: tried.clone() })
+        };
+        match verdict {
+            Some(kind) => {
+                job.ctl.fail_rest(None, job.attempt, kind);
+                false
+            }
+            None => {
+                self.enqueue(job);
+                true
+            }
         }
     }
 
@@ -298,6 +375,8 @@ impl PoolState {
             callbacks: OnceLock::new(),
             epoch: Instant::now(),
             interrupted: AtomicBool::new(false),
+            refusals: Mutex::new(HashMap::new()),
+            any_refusal: AtomicBool::new(false),
         })
     }
 }

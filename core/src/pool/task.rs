@@ -57,6 +57,9 @@ pub trait Task: Send + Sync + 'static {
 pub(crate) enum Failure {
     /// The task's error.
     Failed { message: String, sticky: bool },
+    /// The task's error was an `Error::Unsupported` naming the worker's device: this
+    /// device cannot run it, another may (see `PoolState::refused`).
+    Unsupported { message: String, device: crate::DeviceId },
     /// A panic's message.
     Panicked(String),
     /// Input or output (de)serialization.
@@ -77,6 +80,16 @@ pub(crate) trait ErasedTask: Send + Sync {
     fn signature(&self) -> String;
     /// Takes the next input from `inputs` (a `std::vec::IntoIter<T::Input>`) and runs it.
     fn run_local(&self, ctx: &mut WorkerContext, inputs: &mut (dyn Any + Send)) -> Result<Value, Failure>;
+    /// Takes the next input from `inputs` (as for `run_local`) as an iterator of its own,
+    /// of that one input: a timed thread worker takes inputs one at a time, so a watchdog
+    /// can move the rest of a batch elsewhere while a task overruns.
+    fn take_one(&self, inputs: &mut (dyn Any + Send)) -> Option<Box<dyn Any + Send>>;
+    /// The encoding of the one input of `one` (from [`ErasedTask::take_one`]): a thread
+    /// worker keeps it while the input runs, to queue the input again should the device
+    /// refuse it. `None` when it cannot be encoded.
+    fn encode_one(&self, one: &(dyn Any + Send)) -> Option<Vec<u8>>;
+    /// An input encoded by [`ErasedTask::encode_one`], as a one-input iterator again.
+    fn decode_one(&self, bytes: &[u8]) -> Option<Box<dyn Any + Send>>;
     /// Decodes `input`, runs it and appends the output to `out` as an item of `wire`
     /// (through shared memory when its encoding is over `spill_over` bytes); answers the
     /// item's tag.
@@ -98,15 +111,13 @@ impl<T: Task> Typed<T> {
         if !ctx.is_initialized(T::NAME) {
             match catch_unwind(AssertUnwindSafe(|| self.0.init(ctx))) {
                 Ok(Ok(())) => ctx.mark_initialized(T::NAME),
-                Ok(Err(e)) => {
-                    return Err(Failure::Failed { message: format!("init: {}", chain(&*e)), sticky: is_sticky(&*e) })
-                }
+                Ok(Err(e)) => return Err(failure_of(&*e, "init: ")),
                 Err(p) => return Err(Failure::Panicked(format!("in init: {}", panic_message(&*p)))),
             }
         }
         match catch_unwind(AssertUnwindSafe(|| self.0.run(ctx, input))) {
             Ok(Ok(out)) => Ok(out),
-            Ok(Err(e)) => Err(Failure::Failed { message: chain(&*e), sticky: is_sticky(&*e) }),
+            Ok(Err(e)) => Err(failure_of(&*e, "")),
             Err(p) => Err(Failure::Panicked(panic_message(&*p))),
         }
     }
@@ -132,6 +143,21 @@ impl<T: Task> ErasedTask for Typed<T> {
             .and_then(Iterator::next)
             .ok_or_else(|| Failure::Serialization(format!("internal: no input of task {} was queued", T::NAME)))?;
         self.call(ctx, input).map(|out| Box::new(out) as Value)
+    }
+
+    fn take_one(&self, inputs: &mut (dyn Any + Send)) -> Option<Box<dyn Any + Send>> {
+        let next = inputs.downcast_mut::<std::vec::IntoIter<T::Input>>()?.next()?;
+        Some(Box::new(vec![next].into_iter()))
+    }
+
+    fn encode_one(&self, one: &(dyn Any + Send)) -> Option<Vec<u8>> {
+        let input = one.downcast_ref::<std::vec::IntoIter<T::Input>>()?.as_slice().first()?;
+        postcard::to_allocvec(input).ok()
+    }
+
+    fn decode_one(&self, bytes: &[u8]) -> Option<Box<dyn Any + Send>> {
+        let input: T::Input = postcard::from_bytes(bytes).ok()?;
+        Some(Box::new(vec![input].into_iter()))
     }
 
     fn run_encoded(
@@ -200,6 +226,28 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
         cur = s.source();
     }
     msg
+}
+
+/// The failure a task's error `e` stands for (`prefix` before its message).
+fn failure_of(e: &(dyn std::error::Error + 'static), prefix: &str) -> Failure {
+    let message = format!("{prefix}{}", chain(e));
+    match refused_by(e) {
+        Some(device) => Failure::Unsupported { message, device },
+        None => Failure::Failed { message, sticky: is_sticky(e) },
+    }
+}
+
+/// The device that refused the task: `e` or one of its sources is `Error::Unsupported`
+/// naming a device (one naming none is unsupported everywhere: no other device helps).
+fn refused_by(e: &(dyn std::error::Error + 'static)) -> Option<crate::DeviceId> {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(crate::Error::Unsupported { device: Some(d), .. }) = c.downcast_ref::<crate::Error>() {
+            return Some(*d);
+        }
+        cur = c.source();
+    }
+    None
 }
 
 /// Whether `e` or one of its sources is a sticky device fault (a poisoned context).

@@ -57,6 +57,9 @@ pub(crate) enum ToWorker {
         broadcast: Option<Vec<u8>>,
         /// The pool's tasks: (name, signature).
         tasks: Vec<(String, String)>,
+        /// The worker's progress word in shared memory (see `process::progress`), when
+        /// the parent could make one.
+        progress: Option<crate::shared::SharedHandle>,
     },
     /// Run `count` inputs (the body) of `task`.
     Job { id: u64, task: String, first_index: u64, attempt: u32, count: u32 },
@@ -71,9 +74,12 @@ pub(crate) enum FromWorker {
     Ready { device: crate::DeviceId },
     /// The worker could not start (its device did not open, ...).
     StartFailed { message: String },
-    /// The results of job `id` (the body). With `retire`, the worker exits after this frame
-    /// (its device context is poisoned).
-    Results { id: u64, count: u32, retire: Option<String> },
+    /// The results of inputs `first..first + count` of job `id` (the body), sent as they
+    /// finish (results ready together share a frame). With `retire`, the worker exits after
+    /// this frame (its device context is poisoned) and the job's later inputs never ran.
+    /// With `stopped`, the job's later inputs were not run (its device refused the last
+    /// one: see `PoolState::refused`); the parent queues them again.
+    Results { id: u64, first: u32, count: u32, retire: Option<String>, stopped: bool },
 }
 
 /// The largest frame, in bytes: 1 GiB. A single input or output over the pool's
@@ -114,17 +120,13 @@ pub(crate) fn write_frame<H: Serialize>(w: &mut impl Write, header: &H, body: &[
 /// Reads one frame into `buf` (its bytes after the length); `false` at a clean end of stream.
 /// A length word over [`MAX_FRAME`] is an [`io::ErrorKind::InvalidData`] error, read no
 /// further and allocated for nothing; `buf` grows only as the frame's bytes arrive.
+/// A read timeout (the parent polls its worker's progress) ends the wait only before a
+/// frame began: once its first byte is in, the rest is waited for, so that a timeout never
+/// splits a frame.
 pub(crate) fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<bool> {
     let mut len = [0u8; 4];
-    let mut got = 0;
-    while got < 4 {
-        match r.read(&mut len[got..]) {
-            Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+    if !fill(r, &mut len, true)? {
+        return Ok(false);
     }
     let len = u32::from_le_bytes(len) as usize;
     if len > MAX_FRAME - 4 {
@@ -134,12 +136,37 @@ pub(crate) fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<boo
         ));
     }
     buf.clear();
-    if buf.capacity() < len {
-        buf.reserve(len.min(FIRST_RESERVE));
+    // The buffer grows only as the frame's bytes arrive (doubling from FIRST_RESERVE), so a
+    // lying length word costs at most that much; a read timeout inside the frame is retried.
+    let mut got = 0;
+    while got < len {
+        let step = (len - got).min(got.max(FIRST_RESERVE));
+        buf.resize(got + step, 0);
+        if !fill(r, &mut buf[got..got + step], false)? {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("a frame ended after {got} of {len} bytes")));
+        }
+        got += step;
     }
-    let got = r.take(len as u64).read_to_end(buf)?;
-    if got < len {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("a frame ended after {got} of {len} bytes")));
+    Ok(true)
+}
+
+/// Fills `buf`; `false` at an end of stream before its first byte. Before that byte, a read
+/// timeout is returned when `may_time_out`; after it, reads are retried.
+fn fill(r: &mut impl Read, buf: &mut [u8], may_time_out: bool) -> io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                if got == 0 && may_time_out {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(true)
 }

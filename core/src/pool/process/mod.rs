@@ -4,7 +4,9 @@
 //!
 //! * [`parent`] — a slot's driver thread: starting, stopping and replacing its worker;
 //! * [`serve`] — the driver feeding a running worker and reading its results;
-//! * [`child`] — the worker process: [`worker_main`].
+//! * [`child`] — the worker process: [`worker_main`];
+//! * [`progress`] — the word in shared memory that tells the parent which task of a batch
+//!   runs, so a crash or timeout is charged to that task alone.
 //!
 //! How a worker starts and dies with its parent is the OS-specific part, in [`crate::sys`].
 
@@ -19,6 +21,7 @@ use crate::sys::socket::Stream;
 
 mod child;
 mod parent;
+mod progress;
 mod serve;
 
 pub use child::worker_main;

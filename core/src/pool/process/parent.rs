@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::progress::Progress;
 use super::{serve, ProcessSlot};
 use crate::pool::state::{PoolState, Slot};
 use crate::pool::wire::{self, FromWorker, ToWorker};
@@ -28,6 +29,9 @@ pub(super) struct Worker {
     pub(super) gen: u64,
     pub(super) next_id: u64,
     pub(super) frame: Vec<u8>,
+    /// Where the worker stands (see [`super::progress`]; a word of this process alone, which
+    /// tells nothing, when shared memory failed).
+    pub(super) progress: Progress,
 }
 
 /// How serving a worker ended.
@@ -112,7 +116,13 @@ fn start(inner: &PoolState, slot: &Slot, mine: &ProcessSlot, gen: u64) -> Result
     let mut child = os::spawn(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     let lifeline = child.stdin.take();
     let deadline = Instant::now() + inner.cfg.start_timeout;
-    let started = handshake(inner, slot, &listener, &mut child, &token, deadline).and_then(|stream| {
+    // Without shared memory the worker still runs; a crash is then charged to the first
+    // unanswered task of its batch.
+    let progress = Progress::create().unwrap_or_else(|e| {
+        tracing::debug!("polycompute pool: no progress word for worker {}: {e}", slot.id);
+        Progress::local()
+    });
+    let started = handshake(inner, slot, &progress, &listener, &mut child, &token, deadline).and_then(|stream| {
         let clone = |s: &Stream| s.try_clone().map_err(|e| format!("cannot clone the worker's socket: {e}"));
         let reader = BufReader::with_capacity(1 << 16, clone(&stream)?);
         let interrupt = clone(&stream)?;
@@ -121,7 +131,7 @@ fn start(inner: &PoolState, slot: &Slot, mine: &ProcessSlot, gen: u64) -> Result
     match started {
         Ok((reader, writer, interrupt)) => {
             *mine.interrupt.lock_unpoisoned() = Some(interrupt);
-            Ok(Worker { child, reader, writer, lifeline, gen, next_id: 0, frame: Vec::new() })
+            Ok(Worker { child, reader, writer, lifeline, gen, next_id: 0, frame: Vec::new(), progress })
         }
         Err(e) => {
             let _ = child.kill();
@@ -134,6 +144,7 @@ fn start(inner: &PoolState, slot: &Slot, mine: &ProcessSlot, gen: u64) -> Result
 fn handshake(
     inner: &PoolState,
     slot: &Slot,
+    progress: &Progress,
     listener: &Listener,
     child: &mut Child,
     token: &Token,
@@ -179,6 +190,7 @@ fn handshake(
         broadcast_type: inner.broadcast.type_name.clone(),
         broadcast: inner.broadcast.bytes.as_ref().map(|b| b.to_vec()),
         tasks: inner.tasks.signatures(),
+        progress: progress.handle(),
     };
     wire::write_frame(&mut stream, &setup, &[]).map_err(|e| format!("cannot send the worker its setup: {e}"))?;
     match read(&mut stream, &mut frame)? {

@@ -10,11 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::parent::{Outcome, Worker};
+use super::progress::Mark;
 use super::ProcessSlot;
 use crate::pool::error::TaskErrorKind;
 use crate::pool::job::{Inputs, Job};
 use crate::pool::spin;
-use crate::pool::state::{PoolState, Slot, Work};
+use crate::pool::state::{PoolState, Refusal, Slot, Work};
+use crate::pool::task::Failure;
 use crate::pool::wire::{self, FromWorker, ToWorker, WireResult};
 use crate::sync::LockUnpoisoned;
 
@@ -22,7 +24,12 @@ use crate::sync::LockUnpoisoned;
 struct InFlight {
     job: Job,
     id: u64,
+    /// When it became the head job (for the per-input cost).
     started: Instant,
+    /// Results received so far (a prefix of its inputs).
+    received: usize,
+    /// Since when its worker's busy time was last counted.
+    busy_since: Instant,
 }
 
 /// Feeds and reads `w` until it must stop or be replaced.
@@ -38,6 +45,8 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
     // millisecond behind another while some other worker may be idle.
     let mut cost: HashMap<&'static str, u64> = HashMap::new();
     let mut pipe_broken = false;
+    // The worker's last progress mark and when it was first seen: a task's start.
+    let mut watch = (w.progress.get(), Instant::now());
     let ahead_ok = |cost: &HashMap<&'static str, u64>, inflight: &VecDeque<InFlight>| {
         let expected = inflight.iter().try_fold(0u64, |sum, f| {
             cost.get(f.job.task.name()).map(|ns| sum.saturating_add(ns.saturating_mul(f.job.ctl.len as u64)))
@@ -85,6 +94,13 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 inner.enqueue(job);
                 return Outcome::Exited;
             }
+            if inner.refuses(job.task.name(), slot.device_id) {
+                // This device cannot run that task: leave it to the others.
+                if inner.bounce(job) && inflight.is_empty() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                continue;
+            }
             if !job.ctl.start(slot.id, w.gen) {
                 continue;
             }
@@ -114,28 +130,57 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 break;
             }
             served += job.ctl.len as u64;
-            inflight.push_back(InFlight { job, id: w.next_id, started: Instant::now() });
+            let now = Instant::now();
+            inflight.push_back(InFlight { job, id: w.next_id, started: now, received: 0, busy_since: now });
         }
         let Some(head) = inflight.front() else {
             return Outcome::Retire; // it reached its task limit
         };
-        let deadline = inner.cfg.timeout.map(|t| (t, head.started + t * head.job.ctl.len as u32));
-        if let Some((_, d)) = deadline {
-            let left = d.saturating_duration_since(Instant::now()).max(Duration::from_micros(1));
-            let _ = w.reader.get_ref().set_read_timeout(Some(left));
+        if let Some(t) = inner.cfg.timeout {
+            // Look at the worker's progress a few times per timeout: a task's deadline is its
+            // own start (as the progress word shows it) plus the timeout.
+            let poll = (t / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
+            // Without a shared progress word, the first unanswered input counts as running
+            // from when the one before it answered.
+            let mark = if w.progress.is_shared() {
+                w.progress.get()
+            } else {
+                Mark { job: head.id as u32, phase: 2 * head.received as u32 + 1 }
+            };
+            if mark != watch.0 {
+                watch = (mark, Instant::now());
+            }
+            if let Some(k) = mark.running(head.id) {
+                let ran = watch.1.elapsed();
+                if ran >= t {
+                    timed_out(inner, slot, inflight, k, t, ran);
+                    return Outcome::Kill;
+                }
+                let left = (t - ran).min(poll).max(Duration::from_micros(100));
+                let _ = w.reader.get_ref().set_read_timeout(Some(left));
+            } else {
+                let _ = w.reader.get_ref().set_read_timeout(Some(poll));
+            }
         }
         let _ = spin::until_readable(&mut w.reader);
         match wire::read_frame(&mut w.reader, &mut w.frame) {
-            Ok(true) => match results(slot, &mut inflight, &w.frame) {
-                Ok((None, task, per_input)) => {
+            Ok(true) => match results(inner, slot, &mut inflight, &w.frame) {
+                Ok(Read::Partial) => {}
+                Ok(Read::JobDone { task, per_input }) => {
                     let avg = cost.entry(task).or_insert(per_input);
                     *avg = (3 * *avg + per_input) / 4;
                     if let Some(next) = inflight.front_mut() {
-                        next.started = Instant::now();
+                        (next.started, next.busy_since) = (Instant::now(), Instant::now());
                     }
                 }
-                Ok((Some(why), _, _)) => {
+                Ok(Read::Retire(why)) => {
                     tracing::warn!("polycompute pool: worker {} ({}) retires: {why}", slot.id, slot.device_id);
+                    // The job it retired in stopped at the fault: the rest of it never ran.
+                    if let Some(head) = inflight.pop_front() {
+                        if let Some(rest) = head.job.ctl.claim_rest() {
+                            resubmit(inner, &head.job, rest, head.job.attempt);
+                        }
+                    }
                     requeue(inner, inflight);
                     return Outcome::Retire;
                 }
@@ -149,18 +194,42 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                     return Outcome::Kill;
                 }
             },
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) && deadline.is_some() => {
-                let after = deadline.map_or(Duration::ZERO, |(t, _)| t);
-                if let Some(head) = inflight.pop_front() {
-                    let kind = TaskErrorKind::Timeout { after };
-                    head.job.ctl.fail_rest_counted(Some(who), head.job.attempt, kind, |n| slot.stats.count_failed(n));
-                }
-                requeue(inner, inflight);
-                return Outcome::Kill;
-            }
+            Err(e)
+                if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+                    && inner.cfg.timeout.is_some() => {}
             Ok(false) | Err(_) => return interrupted(inner, slot, mine, w, inflight),
         }
     }
+}
+
+/// Input `k` of the head job ran `ran`, over the timeout `limit`: it fails with `Timeout`
+/// (counted); the job's inputs that finished were answered already; the others (not started,
+/// or finished without their result sent) go back to the queue without an attempt counted.
+/// The worker is then killed.
+fn timed_out(
+    inner: &Arc<PoolState>,
+    slot: &Slot,
+    mut inflight: VecDeque<InFlight>,
+    k: usize,
+    limit: Duration,
+    ran: Duration,
+) {
+    let who = (slot.id, slot.device_id);
+    if let Some(head) = inflight.pop_front() {
+        let (job, ctl) = (&head.job, &head.job.ctl);
+        if let Some(rest) = ctl.claim_rest() {
+            if rest.contains(&k) {
+                slot.stats.count_failed(1);
+                let kind = TaskErrorKind::Timeout { after: limit, elapsed: ran };
+                ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), job.attempt, kind)));
+                resubmit(inner, job, rest.start..k, job.attempt);
+                resubmit(inner, job, k + 1..rest.end, job.attempt);
+            } else {
+                resubmit(inner, job, rest, job.attempt);
+            }
+        }
+    }
+    requeue(inner, inflight);
 }
 
 /// The socket closed or failed: the pool is stopping, a job was cancelled (the socket was
@@ -188,88 +257,140 @@ fn interrupted(
     crashed(inner, slot, w, inflight)
 }
 
-/// What [`results`] found: why the worker retires (if it does), the job's task, and the time
-/// it took per input (ns).
-type Finished = (Option<String>, &'static str, u64);
+/// What [`results`] made of a frame.
+enum Read {
+    /// Results of some of the head job's inputs; more are to come.
+    Partial,
+    /// The head job's last results: its task, and the time it took per input (ns).
+    JobDone { task: &'static str, per_input: u64 },
+    /// The worker retires (why); the head job's remaining inputs never ran.
+    Retire(String),
+}
 
-/// Delivers the results in `frame` for the head job.
-fn results(slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::Result<Finished> {
+/// Delivers the results in `frame`, for the head job's next inputs.
+fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::Result<Read> {
     let (header, body) = wire::split_frame::<FromWorker>(frame)?;
-    let FromWorker::Results { id, count, retire } = header else {
+    let FromWorker::Results { id, first, count, retire, stopped } = header else {
         return Err(io::Error::new(io::ErrorKind::InvalidData, format!("expected results, got {header:?}")));
     };
-    let head = match inflight.front() {
-        Some(h) if h.id == id && h.job.ctl.len == count as usize => inflight.pop_front(),
-        _ => None,
-    };
-    let Some(head) = head else {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("results for job {id}, not the one sent")));
-    };
+    let bad = |what: String| Err(io::Error::new(io::ErrorKind::InvalidData, what));
+    let Some(head) = inflight.front_mut() else { return bad(format!("results for job {id}, none was sent")) };
+    let (first, count) = (first as usize, count as usize);
+    if head.id != id || first != head.received || first + count > head.job.ctl.len {
+        return bad(format!("results {first}..{} of job {id}, not the ones expected", first + count));
+    }
     let who = (slot.id, slot.device_id);
     let (job, ctl) = (&head.job, &head.job.ctl);
-    let mut out = Vec::with_capacity(ctl.len);
+    let mut out = Vec::with_capacity(count);
     let mut failed = 0;
-    for (k, item) in wire::results(body).enumerate().take(ctl.len) {
+    for (i, item) in wire::results(body).enumerate().take(count) {
+        let k = first + i;
         let result = match item? {
             WireResult::Output(encoded) => encoded
                 .with(true, |bytes| job.task.decode_output(bytes))
                 .and_then(|decoded| decoded)
                 .map_err(|message| ctl.error(k, Some(who), job.attempt, TaskErrorKind::Serialization { message })),
+            WireResult::Failure(Failure::Unsupported { message, device }) => {
+                match inner.refused(job.task.name(), device, message) {
+                    Refusal::Reroute => {
+                        out.push(None); // queued again below, for another device
+                        continue;
+                    }
+                    Refusal::Final(kind) => Err(ctl.error(k, Some(who), job.attempt, kind)),
+                }
+            }
             WireResult::Failure(f) => Err(ctl.error(k, Some(who), job.attempt, f.into())),
         };
         failed += result.is_err() as u64;
-        out.push(result);
+        out.push(Some(result));
     }
-    let got = out.len();
-    if got < ctl.len {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "fewer results than inputs"));
+    if out.len() < count {
+        return bad("fewer results than announced".into());
     }
-    slot.stats.tasks.fetch_add(got as u64, Ordering::Relaxed);
+    slot.stats.tasks.fetch_add(count as u64, Ordering::Relaxed);
     slot.stats.failed.fetch_add(failed, Ordering::Relaxed);
+    let now = Instant::now();
+    slot.stats.busy_ns.fetch_add(now.saturating_duration_since(head.busy_since).as_nanos() as u64, Ordering::Relaxed);
+    head.busy_since = now;
+    for k in ctl.deliver_from(first, out) {
+        resubmit(inner, job, k..k + 1, job.attempt);
+    }
+    head.received += count;
+    if let Some(why) = retire {
+        return Ok(Read::Retire(why));
+    }
+    if stopped {
+        // The device refused the task: the rest of the job never ran here.
+        if let Some(rest) = ctl.claim_rest() {
+            resubmit(inner, job, rest, job.attempt);
+        }
+        inflight.pop_front();
+        return Ok(Read::Partial);
+    }
+    if head.received < ctl.len {
+        return Ok(Read::Partial);
+    }
     let took = head.started.elapsed().as_nanos() as u64;
-    slot.stats.busy_ns.fetch_add(took, Ordering::Relaxed);
-    ctl.deliver_all(out);
-    Ok((retire, job.task.name(), took / got.max(1) as u64))
+    let task = job.task.name();
+    let per_input = took / ctl.len.max(1) as u64;
+    inflight.pop_front();
+    Ok(Read::JobDone { task, per_input })
 }
 
-/// The worker died with jobs in flight. The head job was running: it is retried, failed as
-/// `Crashed`, or (a batch, where which input crashed is unknown) split into single-input
-/// jobs. The jobs behind it never started: they go back to the queue.
+/// The worker died with jobs in flight. Its progress word tells which input of the head job
+/// was running: that one is retried (a new attempt) or fails as `Crashed`; the others that
+/// had not answered (not started, or finished without their result sent) go back to the
+/// queue without an attempt counted, as do the jobs behind it. A worker that died between
+/// tasks charges nobody.
 fn crashed(inner: &Arc<PoolState>, slot: &Slot, w: &mut Worker, mut inflight: VecDeque<InFlight>) -> Outcome {
     let (code, signal) = w.reap(Duration::from_secs(1));
     let Some(head) = inflight.pop_front() else { return Outcome::Exited };
     requeue(inner, inflight);
     let job = head.job;
-    if job.ctl.len > 1 {
-        if let Some(rest) = job.ctl.claim_rest() {
-            let Inputs::Encoded { body, pins } = &job.inputs else { return Outcome::Exited };
-            for (k, item) in wire::items(body).enumerate() {
-                if !rest.contains(&k) {
-                    continue;
-                }
-                let sub = job.ctl.sub(k..k + 1);
-                match item {
-                    Ok((tag, bytes)) => {
-                        let mut one = Vec::with_capacity(bytes.len() + 5);
-                        wire::push_item(&mut one, tag, bytes);
-                        // Each single-input job keeps the batch's segments (a few handles).
-                        let inputs = Inputs::Encoded { body: one, pins: pins.clone() };
-                        inner.enqueue(Job { task: job.task.clone(), attempt: job.attempt, inputs, ctl: sub });
-                    }
-                    Err(e) => {
-                        sub.fail_rest(None, job.attempt, TaskErrorKind::Serialization { message: e.to_string() });
-                    }
-                }
-            }
-        }
-    } else if job.attempt <= inner.cfg.retries {
-        job.ctl.requeued();
-        inner.enqueue(Job { attempt: job.attempt + 1, ..job });
+    let Some(rest) = job.ctl.claim_rest() else { return Outcome::Exited };
+    // Without a shared progress word, the first unanswered input is the best guess.
+    let running = if w.progress.is_shared() { w.progress.get().running(head.id) } else { Some(rest.start) };
+    let Some(k) = running.filter(|k| rest.contains(k)) else {
+        resubmit(inner, &job, rest, job.attempt);
+        return Outcome::Exited;
+    };
+    resubmit(inner, &job, rest.start..k, job.attempt);
+    resubmit(inner, &job, k + 1..rest.end, job.attempt);
+    if job.attempt <= inner.cfg.retries {
+        resubmit(inner, &job, k..k + 1, job.attempt + 1);
     } else {
+        slot.stats.count_failed(1);
         let kind = TaskErrorKind::Crashed { code, signal };
-        job.ctl.fail_rest_counted(Some((slot.id, slot.device_id)), job.attempt, kind, |n| slot.stats.count_failed(n));
+        job.ctl.deliver_claimed(k, Err(job.ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
     }
     Outcome::Exited
+}
+
+/// Queues inputs `range` of `job` (claimed by the caller) as a job of their own, at
+/// `attempt`.
+fn resubmit(inner: &Arc<PoolState>, job: &Job, range: std::ops::Range<usize>, attempt: u32) {
+    if range.is_empty() {
+        return;
+    }
+    let sub = job.ctl.sub(range.clone());
+    let Inputs::Encoded { body, pins } = &job.inputs else {
+        let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
+        sub.fail_rest(None, attempt, kind);
+        return;
+    };
+    let mut part = Vec::new();
+    for (k, item) in wire::items(body).enumerate().skip(range.start).take(range.len()) {
+        match item {
+            Ok((tag, bytes)) => wire::push_item(&mut part, tag, bytes),
+            Err(e) => {
+                sub.fail_rest(None, attempt, TaskErrorKind::Serialization { message: format!("input {k}: {e}") });
+                return;
+            }
+        }
+    }
+    // The sub job keeps the batch's segments (a few handles).
+    let inputs = Inputs::Encoded { body: part, pins: pins.clone() };
+    inner.enqueue(Job { task: job.task.clone(), attempt, inputs, ctl: sub });
 }
 
 /// Puts jobs that never started back in the queue.

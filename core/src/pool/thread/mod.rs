@@ -5,14 +5,16 @@
 //! * [`worker`] — a worker thread's loop, and replacing a thread.
 //! * [`watchdog`] — fails tasks that overrun the pool's timeout.
 
+use std::any::Any;
 use std::io;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 
 use super::error::TaskErrorKind;
 use super::job::JobCtl;
 use super::kind::{Carriage, WorkerKind};
 use super::state::{PoolState, Slot};
+use super::task::ErasedTask;
 use crate::sync::LockUnpoisoned;
 
 mod watchdog;
@@ -25,6 +27,19 @@ pub(crate) struct ThreadSlot {
     current: Mutex<Option<Arc<JobCtl>>>,
     /// When the current input started, in ns since the pool's epoch (0: idle).
     item_started: AtomicU64,
+    /// Which input of the current job runs (timed pools).
+    item: AtomicUsize,
+    /// A timed pool's current job inputs, taken one at a time, so that the watchdog can
+    /// move the rest of a batch to the queue when a task overruns.
+    timed: Mutex<Option<TimedJob>>,
+}
+
+/// What the watchdog needs to requeue the rest of a batch.
+pub(crate) struct TimedJob {
+    task: Arc<dyn ErasedTask>,
+    attempt: u32,
+    /// A `std::vec::IntoIter<T::Input>`: the inputs not started yet.
+    inputs: Box<dyn Any + Send>,
 }
 
 /// The thread [`WorkerKind`].

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use super::{worker, ThreadSlot};
 use crate::pool::error::TaskErrorKind;
+use crate::pool::job::{Inputs, Job};
 use crate::pool::state::PoolState;
 use crate::sync::LockUnpoisoned;
 
 /// Fails thread-worker tasks that overrun the timeout and replaces their threads.
 pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Duration) {
-    let period = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
+    let period = (timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
     let limit = timeout.as_nanos() as u64;
     loop {
         crossbeam_channel::select! {
@@ -27,14 +28,34 @@ pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Du
             }
             let gen = slot.gen.load(Ordering::Acquire);
             let current = mine.current.lock_unpoisoned().clone();
+            let mut timed = mine.timed.lock_unpoisoned();
             if mine.item_started.load(Ordering::Acquire) != started {
                 continue; // it moved on meanwhile
             }
-            if let Some(ctl) = current {
-                let kind = TaskErrorKind::Timeout { after: timeout };
-                ctl.fail_rest_counted(Some((slot.id, slot.device_id)), 1, kind, |n| slot.stats.count_failed(n));
-                worker::replace(&inner, &threads, slot, gen);
+            let Some(ctl) = current else { continue };
+            let k = mine.item.load(Ordering::Acquire);
+            // Holding `timed`, the worker cannot take its next input meanwhile.
+            if timed.is_none() || !ctl.claim_running(k) {
+                continue; // it finished just now, or was abandoned
             }
+            let Some(job) = timed.take() else { continue };
+            drop(timed);
+            // Only the overrunning input fails; the batch's later inputs, not started,
+            // go back to the queue without an attempt counted.
+            slot.stats.count_failed(1);
+            let elapsed = Duration::from_nanos(now.saturating_sub(started));
+            let kind = TaskErrorKind::Timeout { after: timeout, elapsed };
+            ctl.deliver_claimed(k, Err(ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
+            if let Some(rest) = ctl.claim_rest() {
+                let sub = ctl.sub(rest);
+                inner.enqueue(Job {
+                    task: job.task,
+                    attempt: job.attempt,
+                    inputs: Inputs::Local(job.inputs),
+                    ctl: sub,
+                });
+            }
+            worker::replace(&inner, &threads, slot, gen);
         }
     }
 }
