@@ -24,6 +24,7 @@ mod fill;
 mod layout;
 mod map;
 mod matmul;
+mod memory;
 mod num;
 mod par;
 mod philox;
@@ -31,6 +32,7 @@ mod reduce;
 mod storage;
 
 pub use device::CpuDevice;
+pub use memory::CacheStats;
 pub use storage::CpuBuffer;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]

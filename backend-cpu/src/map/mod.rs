@@ -13,12 +13,13 @@ mod plan;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use polycompute_core::{HostSlice, HostVec, Op, Program, Result, Shape};
+use polycompute_core::{HostSlice, Op, Program, Result, Shape};
 use rayon::prelude::*;
 
 use crate::num::with_dtype;
 use crate::par::{stream_task, PAR_MIN};
-use crate::storage::host_vec;
+use crate::memory::Pool;
+use crate::storage::Output;
 use lane::Lane;
 pub(crate) use plan::Plan;
 
@@ -55,12 +56,12 @@ impl PlanCache {
 }
 
 /// Runs a prepared plan over `inputs` into a new buffer of `len` elements.
-pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> HostVec {
-    with_dtype!(plan.out_dtype, T => host_vec(run_typed::<T>(plan, inputs, len)))
+pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize, pool: &Arc<Pool>) -> Result<Output> {
+    with_dtype!(plan.out_dtype, T => Output::write::<T>(pool, len, |out| run_typed::<T>(plan, inputs, out)))
 }
 
-fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> Vec<T> {
-    let mut out = vec![T::ZERO; len];
+fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], out: &mut [T]) {
+    let len = out.len();
     let task_len = stream_task(len, plan::CHUNK);
     let task = |(t, part): (usize, &mut [T])| {
         let mut scratch = plan.new_scratch(part.len());
@@ -73,5 +74,4 @@ fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> Vec<
     } else {
         out.chunks_mut(task_len).enumerate().for_each(task);
     }
-    out
 }
