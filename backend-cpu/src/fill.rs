@@ -8,6 +8,7 @@ use std::sync::Arc;
 use polycompute_core::{DType, DeviceId, Error, Fill, Result, Scalar};
 use rayon::prelude::*;
 
+use crate::box_muller;
 use crate::memory::Pool;
 use crate::num::{with_dtype, Num};
 use crate::par::{PAR_MIN, TASK};
@@ -103,22 +104,31 @@ fn unit64(lo: u32, hi: u32) -> f64 {
     bits_to_unit_f64(((hi as u64) << 32) | lo as u64)
 }
 
-/// Box–Muller on one pair of words, exactly as `philox::normal_f32`.
-#[inline]
-fn box_muller_f32(w0: u32, w1: u32) -> [f32; 2] {
-    let u1 = ((w0 >> 8) + 1) as f32 * (1.0 / 16_777_216.0);
-    let u2 = bits_to_unit_f32(w1);
-    let r = (-2.0 * u1.ln()).sqrt();
-    let theta = 2.0 * std::f32::consts::PI * u2;
-    [r * theta.cos(), r * theta.sin()]
+/// The f32 normal stream: each block's two word pairs through Box–Muller, [`LANES`]
+/// blocks at a time with the transcendental functions vectorised (see `box_muller`).
+fn normal_f32(seed: u64, out: &mut [f32]) {
+    let key = philox::key(seed);
+    let arch = pulp::Arch::new();
+    tasks(out, |first, part| arch.dispatch(NormalTask { key, first_block: (first / 4) as u64, part }));
 }
 
-fn normal_f32(seed: u64, out: &mut [f32]) {
-    blocks(seed, out, |w| {
-        let [a, b] = box_muller_f32(w[0], w[1]);
-        let [c, d] = box_muller_f32(w[2], w[3]);
-        [a, b, c, d]
-    })
+/// One task of [`normal_f32`], as a `pulp` kernel.
+struct NormalTask<'a> {
+    key: [u32; 2],
+    first_block: u64,
+    part: &'a mut [f32],
+}
+
+impl pulp::WithSimd for NormalTask<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let NormalTask { key, first_block, part } = self;
+        for (g, group) in part.chunks_mut(LANES * 4).enumerate() {
+            box_muller::blocks(&lanes(key, first_block + (g * LANES) as u64), group);
+        }
+    }
 }
 
 /// Box–Muller on one block, exactly as `philox::normal_f64`.

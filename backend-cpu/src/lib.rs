@@ -19,6 +19,7 @@ use std::sync::Arc;
 use polycompute_core::registry::BACKEND_FACTORIES;
 use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
 
+mod box_muller;
 mod device;
 mod fill;
 mod layout;

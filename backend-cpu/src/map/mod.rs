@@ -10,10 +10,11 @@ mod kernels;
 mod lane;
 mod plan;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use polycompute_core::sync::LockUnpoisoned;
 use polycompute_core::{HostSlice, Op, Program, Result, Shape};
+use rustc_hash::FxHashMap;
 use rayon::prelude::*;
 
 use crate::num::with_dtype;
@@ -30,28 +31,42 @@ const CACHE_CAPACITY: usize = 4096;
 /// Prepared plans, keyed by the whole `Op::Map` (program, input shapes, output shape).
 #[derive(Default)]
 pub(crate) struct PlanCache {
-    plans: Mutex<HashMap<Op, Arc<Plan>>>,
+    plans: Mutex<Plans>,
+}
+
+#[derive(Default)]
+struct Plans {
+    /// The plan used last: a loop that repeats one op finds it by one comparison, without
+    /// hashing the program.
+    last: Option<(Op, Arc<Plan>)>,
+    /// Every plan, under a fast non-cryptographic hash (the keys are our own ops).
+    all: FxHashMap<Op, Arc<Plan>>,
 }
 
 impl PlanCache {
     /// The plan of `op`, prepared on first use.
     pub(crate) fn get(&self, op: &Op, program: &Program, input_shapes: &[Shape], shape: &Shape) -> Result<Arc<Plan>> {
-        if let Some(p) = self.lock().get(op) {
-            return Ok(p.clone());
+        {
+            let mut plans = self.plans.lock_unpoisoned();
+            if let Some((last, plan)) = &plans.last {
+                if last == op {
+                    return Ok(plan.clone());
+                }
+            }
+            if let Some(plan) = plans.all.get(op).cloned() {
+                plans.last = Some((op.clone(), plan.clone()));
+                return Ok(plan);
+            }
         }
         // Prepared outside the lock: another thread may race us to it, which is harmless.
         let plan = Arc::new(Plan::new(program, input_shapes, shape)?);
-        let mut plans = self.lock();
-        if plans.len() >= CACHE_CAPACITY {
-            plans.clear();
+        let mut plans = self.plans.lock_unpoisoned();
+        if plans.all.len() >= CACHE_CAPACITY {
+            plans.all.clear();
         }
-        plans.insert(op.clone(), plan.clone());
+        plans.all.insert(op.clone(), plan.clone());
+        plans.last = Some((op.clone(), plan.clone()));
         Ok(plan)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Op, Arc<Plan>>> {
-        // A panic while holding the lock cannot leave the map half-updated.
-        self.plans.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

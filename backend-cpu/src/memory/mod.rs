@@ -13,7 +13,6 @@
 pub(crate) mod block;
 mod pressure;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,10 +51,10 @@ pub struct CacheStats {
 }
 
 struct State {
-    /// Free blocks per size class, each list most recent last.
-    free: HashMap<usize, Vec<Block>>,
-    /// Size classes by when a block of theirs was last freed, most recent last.
-    recency: Vec<usize>,
+    /// Free blocks per size class, the classes in the order a block of theirs was last
+    /// freed (most recent last; a program uses a handful of sizes, so a scan from the end
+    /// is cheaper than hashing).
+    free: Vec<(usize, Vec<Block>)>,
     stats: CacheStats,
     last_pressure_check: Instant,
     /// After the device is dropped: blocks go straight back to the system.
@@ -85,8 +84,7 @@ impl Pool {
     pub(crate) fn new(device: DeviceId, limit: usize) -> Pool {
         let stats = CacheStats { limit_bytes: limit, ..CacheStats::default() };
         let state = State {
-            free: HashMap::new(),
-            recency: Vec::new(),
+            free: Vec::new(),
             stats,
             last_pressure_check: Instant::now(),
             closed: false,
@@ -101,7 +99,7 @@ impl Pool {
         let class = size_class(bytes);
         {
             let mut s = self.state.lock_unpoisoned();
-            if let Some(block) = s.free.get_mut(&class).and_then(Vec::pop) {
+            if let Some(block) = s.take(class) {
                 s.stats.cached_bytes -= class;
                 s.stats.cached_blocks -= 1;
                 s.stats.live_bytes += class;
@@ -145,11 +143,12 @@ impl Pool {
                 }
                 s.stats.cached_bytes += class;
                 s.stats.cached_blocks += 1;
-                s.free.entry(class).or_default().push(block);
-                if let Some(i) = s.recency.iter().position(|&c| c == class) {
-                    s.recency.remove(i);
-                }
-                s.recency.push(class);
+                let mut list = match s.free.iter().rposition(|(c, _)| *c == class) {
+                    Some(i) => s.free.remove(i).1,
+                    None => Vec::new(),
+                };
+                list.push(block);
+                s.free.push((class, list));
                 if s.last_pressure_check.elapsed() >= PRESSURE_CHECK {
                     s.last_pressure_check = Instant::now();
                     drop(s);
@@ -174,10 +173,9 @@ impl Pool {
     pub(crate) fn release_cached(&self) {
         let released: Vec<Block> = {
             let mut s = self.state.lock_unpoisoned();
-            s.recency.clear();
             s.stats.cached_bytes = 0;
             s.stats.cached_blocks = 0;
-            s.free.drain().flat_map(|(_, blocks)| blocks).collect()
+            s.free.drain(..).flat_map(|(_, blocks)| blocks).collect()
         };
         self.count_released(&released);
     }
@@ -196,14 +194,22 @@ impl Pool {
 }
 
 impl State {
+    /// A cached block of `class`, if any (the counts are the caller's to update).
+    fn take(&mut self, class: usize) -> Option<Block> {
+        let i = self.free.iter().rposition(|(c, _)| *c == class)?;
+        let block = self.free[i].1.pop();
+        if self.free[i].1.is_empty() {
+            self.free.remove(i);
+        }
+        block
+    }
+
     /// Removes one cached block of the least recently freed class.
     fn evict_one(&mut self) -> Option<Block> {
-        let class = *self.recency.first()?;
-        let list = self.free.get_mut(&class)?;
-        let block = list.remove(0);
+        let (class, list) = self.free.first_mut()?;
+        let (class, block) = (*class, list.pop()?);
         if list.is_empty() {
-            self.free.remove(&class);
-            self.recency.remove(0);
+            self.free.remove(0);
         }
         self.stats.cached_bytes -= class;
         self.stats.cached_blocks -= 1;
