@@ -32,9 +32,7 @@ pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: DeviceId, pool:
         }
         (Fill::Normal { seed }, DType::F32) => Output::write(pool, len, |o| normal_f32(seed, o)),
         (Fill::Normal { seed }, DType::F64) => Output::write(pool, len, |o| blocks(seed, o, normal_f64_pair)),
-        (Fill::Normal { .. }, _) => {
-            Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) })
-        }
+        (Fill::Normal { .. }, _) => Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) }),
     }
 }
 

@@ -14,12 +14,12 @@ use std::sync::{Arc, Mutex};
 
 use polycompute_core::sync::LockUnpoisoned;
 use polycompute_core::{HostSlice, Op, Program, Result, Shape};
-use rustc_hash::FxHashMap;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
+use crate::memory::Pool;
 use crate::num::with_dtype;
 use crate::par::{stream_task, PAR_MIN};
-use crate::memory::Pool;
 use crate::storage::Output;
 use lane::Lane;
 pub(crate) use plan::Plan;

@@ -8,15 +8,8 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 7] = [
-    "map_axpy_f32",
-    "sum_f32",
-    "matmul_f32_1024",
-    "matmul_f32_2048",
-    "uniform_f32",
-    "normal_f32",
-    "map_small_f32",
-];
+pub const NAMES: [&str; 7] =
+    ["map_axpy_f32", "sum_f32", "matmul_f32_1024", "matmul_f32_2048", "uniform_f32", "normal_f32", "map_small_f32"];
 
 /// The `a` of `y = a*x + y`.
 const A: f32 = 1.5;
