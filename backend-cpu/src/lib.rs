@@ -3,6 +3,11 @@
 //! programs run block-wise over chunks (numexpr's idea) and are prepared once per
 //! program and shapes; reductions sum pairwise and stream memory in order.
 //!
+//! Buffers live in each device's caching allocator (`memory`): freed buffers are kept by
+//! size class, up to a bound, for the next op of that size; large ones are 2 MiB-aligned
+//! mappings advised for transparent huge pages on Linux; kernels write their outputs
+//! without a zeroing pass. [`CpuDevice::cache_stats`] shows what it holds.
+//!
 //! The crate registers itself in `polycompute_core::registry::BACKEND_FACTORIES`, so
 //! linking it is enough for `Device::cpu()` to work. A program that depends on it without
 //! naming any of its items (an integration test, say) links it with
