@@ -90,13 +90,16 @@ mod tests {
     fn axpy_and_sum_are_right() {
         let x: Vec<f32> = (0..100_000).map(|i| (i % 7) as f32).collect();
         let y = vec![1.0f32; x.len()];
-        let z = axpy(2.0, &x, &y);
+        let mut z = vec![f32::NAN; x.len()];
+        axpy(2.0, &x, &y, &mut z);
         assert_eq!(z, axpy_serial(2.0, &x, &y));
         assert_eq!(z[3], 7.0);
         let exact: f64 = x.iter().map(|&v| v as f64).sum();
         assert_eq!(sum(&x) as f64, exact);
         assert_eq!(sum(&[]), 0.0);
-        assert!(fill(1000, 0.5).iter().all(|&v| v == 0.5));
+        let mut f = vec![f32::NAN; 1000];
+        fill(&mut f, 0.5);
+        assert!(f.iter().all(|&v| v == 0.5));
     }
 
     #[test]
