@@ -114,7 +114,14 @@ fn map_axpy(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
     let bytes = 3 * F32 * n;
     let (value, baseline, baseline_name) = if is_cpu(device) {
         let mut out = vec![0.0f32; n];
-        let (t, tb) = median_secs_pair(reps, || axpy(&x, &y), || Ok(baseline::axpy(A, &xh, &yh, &mut out)))?;
+        let (t, tb) = median_secs_pair(
+            reps,
+            || axpy(&x, &y),
+            || {
+                baseline::axpy(A, &xh, &yh, &mut out);
+                Ok(())
+            },
+        )?;
         (gb_per_s(bytes, t), gb_per_s(bytes, tb), RAYON_LOOP)
     } else {
         let (t, tb) = median_secs_pair(reps, || axpy(&x, &y), || device_copy(&x))?;
@@ -223,7 +230,10 @@ fn uniform(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
     }
     let (value, baseline, baseline_name) = if is_cpu(device) {
         let mut out = vec![0.0f32; n];
-        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || Ok(baseline::fill(&mut out, 0.5)))?;
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || {
+            baseline::fill(&mut out, 0.5);
+            Ok(())
+        })?;
         (gb_per_s(F32 * n, t), gb_per_s(F32 * n, tb), "rayon constant fill")
     } else {
         let x = inputs(device, 1, &[n])?;
@@ -252,7 +262,10 @@ fn normal(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
     }
     let (value, baseline, baseline_name) = if is_cpu(device) {
         let mut out = vec![0.0f32; n];
-        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || Ok(baseline::fill(&mut out, 0.5)))?;
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || {
+            baseline::fill(&mut out, 0.5);
+            Ok(())
+        })?;
         (gb_per_s(F32 * n, t), gb_per_s(F32 * n, tb), "rayon constant fill")
     } else {
         let x = inputs(device, 1, &[n])?;
