@@ -21,7 +21,10 @@ fi
 
 echo "+ cargo build --release --bin polycompute"
 cargo build --release --bin polycompute
-bin="${CARGO_TARGET_DIR:-target}/release/polycompute"
+# A private copy: a target directory shared with other worktrees may get another build of
+# the binary while the rounds run.
+bin="$(mktemp -d)/polycompute"
+cp "${CARGO_TARGET_DIR:-target}/release/polycompute" "$bin"
 
 # This machine pins OpenBLAS to a core type and cache size (OPENBLAS_CORETYPE,
 # OPENBLAS_L2_SIZE), which slows current numpy; numpy gets OpenBLAS's own detection, as on

@@ -6,6 +6,14 @@
 //! 0.84–1.05 at 2048³ over four sessions). `gemm` is kept: it schedules on the same rayon
 //! pool as every other op (no second thread pool competing for the cores), has an f64
 //! kernel of the same family, and led at 1024³ in most sessions.
+//!
+//! Against numpy/OpenBLAS (`benches/numpy_bench.sh`): the output used to be a fresh zeroed
+//! `Vec` of 4–16 MiB, paid in page faults and a zeroing pass on every call; it now goes into
+//! a block of the device's caching allocator, written once by `gemm` (`read_dst = false`).
+//! Since then polycompute measured 1.3–1.9× numpy at 1024³ and 2048³ (issue 17 had 0.91 at
+//! 2048³; a loaded machine, and not isolated from other changes). `gemm`'s AVX-512 kernels (feature
+//! `x86-v4`) measured no better than its AVX2 ones on this Zen 4 host (single-threaded
+//! 42–52 against 49–56 GFLOP/s at 1024³, noisy), so they stay off.
 
 use std::sync::Arc;
 
