@@ -2,40 +2,82 @@
 //! Buffers, lengths and the op itself were checked before `execute` runs, by core's
 //! blanket `DeviceBackend` implementation over [`BackendDevice`].
 
+use std::sync::Arc;
+
 use polycompute_core::{BackendDevice, DeviceInfo, DeviceToken, HostSlice, HostVec, Op, Result};
 
 use crate::map::PlanCache;
-use crate::storage::CpuBuffer;
+use crate::memory::{self, CacheStats, Pool};
+use crate::storage::{CpuBuffer, Output};
 use crate::{fill, layout, map, matmul, reduce};
 
-/// The open CPU device. Holds the cache of prepared map programs.
+/// The open CPU device. Holds the cache of prepared map programs and the caching
+/// allocator its buffers live in.
 pub struct CpuDevice {
     info: DeviceInfo,
     token: DeviceToken,
     plans: PlanCache,
+    pool: Arc<Pool>,
 }
 
 impl CpuDevice {
     /// A device described by `info`; its buffers are its own (another `CpuDevice` refuses
-    /// them).
+    /// them). Its allocator caches up to 1 GiB of freed buffers (less on a machine with
+    /// under 4 GiB of memory).
     pub fn new(info: DeviceInfo) -> CpuDevice {
-        CpuDevice { info, token: DeviceToken::fresh(), plans: PlanCache::default() }
+        CpuDevice::with_cache_limit(info, memory::default_limit())
     }
 
-    fn run(&self, op: &Op, data: &[HostSlice<'_>]) -> Result<HostVec> {
+    /// A device whose allocator caches at most `limit_bytes` of freed buffers (0: none).
+    ///
+    /// ```
+    /// use polycompute_cpu::{CpuBackend, CpuDevice};
+    /// use polycompute_core::Backend;
+    ///
+    /// let info = CpuBackend.devices()?.remove(0);
+    /// let device = CpuDevice::with_cache_limit(info, 64 << 20);
+    /// assert_eq!(device.cache_stats().limit_bytes, 64 << 20);
+    /// # Ok::<(), polycompute_core::Error>(())
+    /// ```
+    pub fn with_cache_limit(info: DeviceInfo, limit_bytes: usize) -> CpuDevice {
+        let pool = Arc::new(Pool::new(info.id(), limit_bytes));
+        CpuDevice { info, token: DeviceToken::fresh(), plans: PlanCache::default(), pool }
+    }
+
+    /// What the caching allocator holds and has done: cached and live bytes, hits, misses,
+    /// bytes released to the system.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.pool.stats()
+    }
+
+    /// Hands every cached (free) buffer back to the system; live buffers are untouched.
+    pub fn release_cached(&self) {
+        self.pool.release_cached();
+    }
+
+    fn run(&self, op: &Op, data: &[HostSlice<'_>]) -> Result<Output> {
         let device = self.info.id();
-        Ok(match op {
+        let pool = &self.pool;
+        match op {
             Op::Map { program, input_shapes, shape } => {
                 let plan = self.plans.get(op, program, input_shapes, shape)?;
-                map::run(&plan, data, shape.numel())
+                map::run(&plan, data, shape.numel(), pool)
             }
-            Op::Reduce { kind, axis, shape } => reduce::reduce(*kind, *axis, shape, data[0]),
-            Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], device)?,
-            Op::Copy => layout::copy(data[0]),
-            Op::Transpose { shape, perm } => layout::transpose(data[0], shape, perm),
-            Op::Cast { to } => layout::cast(data[0], *to),
-            Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, device)?,
-        })
+            Op::Reduce { kind, axis, shape } => Ok(Output::host(reduce::reduce(*kind, *axis, shape, data[0]))),
+            Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], device, pool),
+            Op::Copy => layout::copy(data[0], pool),
+            Op::Transpose { shape, perm } => Ok(Output::host(layout::transpose(data[0], shape, perm))),
+            Op::Cast { to } => layout::cast(data[0], *to, pool),
+            Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, device, pool),
+        }
+    }
+}
+
+impl Drop for CpuDevice {
+    /// The cached blocks go back to the system; blocks of buffers that outlive the device
+    /// follow when those are dropped.
+    fn drop(&mut self) {
+        self.pool.close();
     }
 }
 
@@ -51,16 +93,27 @@ impl BackendDevice for CpuDevice {
     }
 
     fn upload(&self, data: HostSlice<'_>) -> Result<CpuBuffer> {
-        Ok(CpuBuffer::new(data.to_host_vec(), self.token))
+        Ok(CpuBuffer::new(layout::copy(data, &self.pool)?, self.token))
     }
 
     fn download(&self, buffer: &CpuBuffer) -> Result<HostVec> {
-        Ok(buffer.data().clone())
+        Ok(buffer.to_host_vec())
     }
 
     fn execute(&self, op: &Op, inputs: &[&CpuBuffer]) -> Result<CpuBuffer> {
-        let data: Vec<HostSlice<'_>> = inputs.iter().map(|b| b.as_slice()).collect();
-        Ok(CpuBuffer::new(self.run(op, &data)?, self.token))
+        // Ops take at most two inputs except maps; a small array on the stack covers the
+        // common case without a heap allocation per call.
+        let out = if inputs.len() <= 4 {
+            let mut data = [HostSlice::F32(&[]); 4];
+            for (d, b) in data.iter_mut().zip(inputs) {
+                *d = b.as_slice();
+            }
+            self.run(op, &data[..inputs.len()])?
+        } else {
+            let data: Vec<HostSlice<'_>> = inputs.iter().map(|b| b.as_slice()).collect();
+            self.run(op, &data)?
+        };
+        Ok(CpuBuffer::new(out, self.token))
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -3,50 +3,46 @@
 //! and parallel over tasks.
 
 use polycompute_core::philox::{self, bits_to_unit_f32, bits_to_unit_f64};
-use polycompute_core::{DType, DeviceId, Error, Fill, HostVec, Result, Scalar};
+use std::sync::Arc;
+
+use polycompute_core::{DType, DeviceId, Error, Fill, Result, Scalar};
 use rayon::prelude::*;
 
+use crate::box_muller;
+use crate::memory::Pool;
 use crate::num::{with_dtype, Num};
 use crate::par::{PAR_MIN, TASK};
 use crate::philox::{lanes, LANES};
-use crate::storage::host_vec;
+use crate::storage::Output;
 
 /// A new buffer of `len` elements of `dtype`, filled as `fill` says.
-pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: DeviceId) -> Result<HostVec> {
-    Ok(match (fill, dtype) {
+pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: DeviceId, pool: &Arc<Pool>) -> Result<Output> {
+    match (fill, dtype) {
         (Fill::Constant(value), _) => {
-            with_dtype!(dtype, T => host_vec(constant::<T>(value, len, device)?))
+            with_dtype!(dtype, T => {
+                let v = constant::<T>(value, device)?;
+                Output::write::<T>(pool, len, |out| tasks(out, |_, part| part.fill(v)))
+            })
         }
-        (Fill::Uniform { seed }, DType::U32) => host_vec(words(seed, len, |w| w)),
-        (Fill::Uniform { seed }, DType::I32) => host_vec(words(seed, len, |w| w as i32)),
-        (Fill::Uniform { seed }, DType::F32) => host_vec(words(seed, len, bits_to_unit_f32)),
+        (Fill::Uniform { seed }, DType::U32) => Output::write(pool, len, |o| words(seed, o, |w| w)),
+        (Fill::Uniform { seed }, DType::I32) => Output::write(pool, len, |o| words(seed, o, |w| w as i32)),
+        (Fill::Uniform { seed }, DType::F32) => Output::write(pool, len, |o| words(seed, o, bits_to_unit_f32)),
         (Fill::Uniform { seed }, DType::F64) => {
-            host_vec(blocks(seed, len, |w| [unit64(w[0], w[1]), unit64(w[2], w[3])]))
+            Output::write(pool, len, |o| blocks(seed, o, |w| [unit64(w[0], w[1]), unit64(w[2], w[3])]))
         }
-        (Fill::Normal { seed }, DType::F32) => host_vec(normal_f32(seed, len)),
-        (Fill::Normal { seed }, DType::F64) => host_vec(blocks(seed, len, normal_f64_pair)),
-        (Fill::Normal { .. }, _) => {
-            return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) })
-        }
-    })
+        (Fill::Normal { seed }, DType::F32) => Output::write(pool, len, |o| normal_f32(seed, o)),
+        (Fill::Normal { seed }, DType::F64) => Output::write(pool, len, |o| blocks(seed, o, normal_f64_pair)),
+        (Fill::Normal { .. }, _) => Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) }),
+    }
 }
 
-fn constant<T: Num>(value: Scalar, len: usize, device: DeviceId) -> Result<Vec<T>> {
-    let v = T::from_scalar(value).ok_or_else(|| Error::DTypeMismatch {
+/// The fill value as `T`.
+fn constant<T: Num>(value: Scalar, device: DeviceId) -> Result<T> {
+    T::from_scalar(value).ok_or_else(|| Error::DTypeMismatch {
         context: format!("fill value on {device}"),
         expected: T::DTYPE,
         found: value.dtype(),
-    })?;
-    // A zeroed allocation costs nothing up front; only other values need writing.
-    let mut out = vec![T::ZERO; len];
-    if v.to_scalar().to_bits() != 0 {
-        if len >= PAR_MIN {
-            out.par_chunks_mut(TASK).for_each(|c| c.fill(v));
-        } else {
-            out.fill(v);
-        }
-    }
-    Ok(out)
+    })
 }
 
 /// Runs `task(first_element, part)` over `out` in parallel tasks when it is long.
@@ -62,13 +58,11 @@ fn tasks<T: Send>(out: &mut [T], task: impl Fn(usize, &mut [T]) + Sync) {
 /// from block `i / N`, `f(words)` giving a block's `N` elements). Blocks are generated
 /// [`LANES`] at a time, in code compiled for the best instruction set found at run time
 /// (with AVX2 the rounds' widening multiplies run four lanes at a time instead of two).
-fn blocks<T: Num, const N: usize>(seed: u64, len: usize, f: impl Fn([u32; 4]) -> [T; N] + Sync) -> Vec<T> {
+fn blocks<T: Num, const N: usize>(seed: u64, out: &mut [T], f: impl Fn([u32; 4]) -> [T; N] + Sync) {
     let key = philox::key(seed);
-    let mut out = vec![T::ZERO; len];
     let arch = pulp::Arch::new();
     // Tasks start at multiples of TASK, a multiple of N: whole blocks.
-    tasks(&mut out, |first, part| arch.dispatch(BlockTask { key, first_block: (first / N) as u64, part, f: &f }));
-    out
+    tasks(out, |first, part| arch.dispatch(BlockTask { key, first_block: (first / N) as u64, part, f: &f }));
 }
 
 /// One task of [`blocks`], as a `pulp` kernel.
@@ -99,8 +93,8 @@ impl<T: Num, F: Fn([u32; 4]) -> [T; N], const N: usize> pulp::WithSimd for Block
 }
 
 /// One element per Philox word: element `i` is word `i % 4` of block `i / 4`.
-fn words<T: Num>(seed: u64, len: usize, f: impl Fn(u32) -> T + Sync) -> Vec<T> {
-    blocks(seed, len, |w| w.map(&f))
+fn words<T: Num>(seed: u64, out: &mut [T], f: impl Fn(u32) -> T + Sync) {
+    blocks(seed, out, |w| w.map(&f))
 }
 
 #[inline]
@@ -108,22 +102,31 @@ fn unit64(lo: u32, hi: u32) -> f64 {
     bits_to_unit_f64(((hi as u64) << 32) | lo as u64)
 }
 
-/// Box–Muller on one pair of words, exactly as `philox::normal_f32`.
-#[inline]
-fn box_muller_f32(w0: u32, w1: u32) -> [f32; 2] {
-    let u1 = ((w0 >> 8) + 1) as f32 * (1.0 / 16_777_216.0);
-    let u2 = bits_to_unit_f32(w1);
-    let r = (-2.0 * u1.ln()).sqrt();
-    let theta = 2.0 * std::f32::consts::PI * u2;
-    [r * theta.cos(), r * theta.sin()]
+/// The f32 normal stream: each block's two word pairs through Box–Muller, [`LANES`]
+/// blocks at a time with the transcendental functions vectorised (see `box_muller`).
+fn normal_f32(seed: u64, out: &mut [f32]) {
+    let key = philox::key(seed);
+    let arch = pulp::Arch::new();
+    tasks(out, |first, part| arch.dispatch(NormalTask { key, first_block: (first / 4) as u64, part }));
 }
 
-fn normal_f32(seed: u64, len: usize) -> Vec<f32> {
-    blocks(seed, len, |w| {
-        let [a, b] = box_muller_f32(w[0], w[1]);
-        let [c, d] = box_muller_f32(w[2], w[3]);
-        [a, b, c, d]
-    })
+/// One task of [`normal_f32`], as a `pulp` kernel.
+struct NormalTask<'a> {
+    key: [u32; 2],
+    first_block: u64,
+    part: &'a mut [f32],
+}
+
+impl pulp::WithSimd for NormalTask<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let NormalTask { key, first_block, part } = self;
+        for (g, group) in part.chunks_mut(LANES * 4).enumerate() {
+            box_muller::blocks(&lanes(key, first_block + (g * LANES) as u64), group);
+        }
+    }
 }
 
 /// Box–Muller on one block, exactly as `philox::normal_f64`.

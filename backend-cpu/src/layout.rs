@@ -3,45 +3,44 @@
 //! copied or the data is moved in square tiles so that reads and writes both stay in cache).
 
 use polycompute_core::plan::simplify_permutation;
-use polycompute_core::{DType, HostSlice, HostVec, Shape};
+use std::sync::Arc;
+
+use polycompute_core::{DType, HostSlice, HostVec, Result, Shape};
 use rayon::prelude::*;
 
+use crate::memory::Pool;
 use crate::num::{with_dtype, CastTo, Num};
 use crate::par::{PAR_MIN, TASK};
-use crate::storage::host_vec;
+use crate::storage::{host_vec, Output};
 
 /// Side of a transpose tile: a tile of `TILE²` elements of both arrays fits in L1.
 const TILE: usize = 64;
 
-/// A new buffer with the same elements.
-pub(crate) fn copy(data: HostSlice<'_>) -> HostVec {
-    match data {
-        HostSlice::F32(x) => host_vec(copy_typed(x)),
-        HostSlice::F64(x) => host_vec(copy_typed(x)),
-        HostSlice::I32(x) => host_vec(copy_typed(x)),
-        HostSlice::U32(x) => host_vec(copy_typed(x)),
-    }
-}
-
-fn copy_typed<T: Num>(x: &[T]) -> Vec<T> {
-    if x.len() < PAR_MIN {
-        return x.to_vec();
-    }
-    let mut out = vec![T::ZERO; x.len()];
-    out.par_chunks_mut(TASK).zip(x.par_chunks(TASK)).for_each(|(o, i)| o.copy_from_slice(i));
-    out
-}
-
-/// Every element converted to `to` with the IR's cast rules.
-pub(crate) fn cast(data: HostSlice<'_>, to: DType) -> HostVec {
-    with_dtype!(data.dtype(), S => {
-        let x: &[S] = S::of_slice(data).unwrap_or(&[]);
-        with_dtype!(to, T => host_vec(cast_typed::<S, T>(x)))
+/// A new buffer with the same elements (also the upload path).
+pub(crate) fn copy(data: HostSlice<'_>, pool: &Arc<Pool>) -> Result<Output> {
+    with_dtype!(data.dtype(), T => {
+        let x: &[T] = T::of_slice(data).unwrap_or(&[]);
+        Output::write::<T>(pool, x.len(), |out| copy_into(x, out))
     })
 }
 
-fn cast_typed<S: Num + CastTo<T>, T: Num>(x: &[S]) -> Vec<T> {
-    let mut out = vec![T::ZERO; x.len()];
+fn copy_into<T: Num>(x: &[T], out: &mut [T]) {
+    if x.len() < PAR_MIN {
+        out.copy_from_slice(x);
+    } else {
+        out.par_chunks_mut(TASK).zip(x.par_chunks(TASK)).for_each(|(o, i)| o.copy_from_slice(i));
+    }
+}
+
+/// Every element converted to `to` with the IR's cast rules.
+pub(crate) fn cast(data: HostSlice<'_>, to: DType, pool: &Arc<Pool>) -> Result<Output> {
+    with_dtype!(data.dtype(), S => {
+        let x: &[S] = S::of_slice(data).unwrap_or(&[]);
+        with_dtype!(to, T => Output::write::<T>(pool, x.len(), |out| cast_into::<S, T>(x, out)))
+    })
+}
+
+fn cast_into<S: Num + CastTo<T>, T: Num>(x: &[S], out: &mut [T]) {
     let run = |(o, i): (&mut [T], &[S])| {
         for (o, &v) in o.iter_mut().zip(i) {
             *o = v.cast();
@@ -50,9 +49,8 @@ fn cast_typed<S: Num + CastTo<T>, T: Num>(x: &[S]) -> Vec<T> {
     if x.len() >= PAR_MIN {
         out.par_chunks_mut(TASK).zip(x.par_chunks(TASK)).for_each(run);
     } else {
-        run((&mut out, x));
+        run((out, x));
     }
-    out
 }
 
 /// Output axis `i` is input axis `perm[i]` (a validated permutation of `shape`'s axes).
@@ -104,7 +102,7 @@ fn transpose_typed<T: Num>(x: &[T], shape: &Shape, perm: &[usize]) -> Vec<T> {
     let simple = simplify_permutation(shape.dims(), perm);
     if simple.dims.len() <= 1 || simple.is_identity() {
         // Only size-1 axes moved (or nothing is there): the flat order is unchanged.
-        return copy_typed(x);
+        return x.to_vec();
     }
     // The output's dimensions and the input's strides along them.
     let (dims, strides) = (simple.out_dims(), simple.in_strides());

@@ -3,6 +3,11 @@
 //! programs run block-wise over chunks (numexpr's idea) and are prepared once per
 //! program and shapes; reductions sum pairwise and stream memory in order.
 //!
+//! Buffers live in each device's caching allocator (`memory`): freed buffers are kept by
+//! size class, up to a bound, for the next op of that size; large ones are 2 MiB-aligned
+//! mappings advised for transparent huge pages on Linux; kernels write their outputs
+//! without a zeroing pass. [`CpuDevice::cache_stats`] shows what it holds.
+//!
 //! The crate registers itself in `polycompute_core::registry::BACKEND_FACTORIES`, so
 //! linking it is enough for `Device::cpu()` to work. A program that depends on it without
 //! naming any of its items (an integration test, say) links it with
@@ -19,11 +24,13 @@ use std::sync::Arc;
 use polycompute_core::registry::BACKEND_FACTORIES;
 use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
 
+mod box_muller;
 mod device;
 mod fill;
 mod layout;
 mod map;
 mod matmul;
+mod memory;
 mod num;
 mod par;
 mod philox;
@@ -31,6 +38,7 @@ mod reduce;
 mod storage;
 
 pub use device::CpuDevice;
+pub use memory::CacheStats;
 pub use storage::CpuBuffer;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]

@@ -6,13 +6,24 @@
 //! 0.84–1.05 at 2048³ over four sessions). `gemm` is kept: it schedules on the same rayon
 //! pool as every other op (no second thread pool competing for the cores), has an f64
 //! kernel of the same family, and led at 1024³ in most sessions.
+//!
+//! Against numpy/OpenBLAS (`benches/numpy_bench.sh`): the output used to be a fresh zeroed
+//! `Vec` of 4–16 MiB, paid in page faults and a zeroing pass on every call; it now goes into
+//! a block of the device's caching allocator, written once by `gemm` (`read_dst = false`).
+//! Since then polycompute measured 1.3–1.9× numpy at 1024³ and 2048³ (issue 17 had 0.91 at
+//! 2048³; a loaded machine, and not isolated from other changes). `gemm`'s AVX-512 kernels (feature
+//! `x86-v4`) measured no better than its AVX2 ones on this Zen 4 host (single-threaded
+//! 42–52 against 49–56 GFLOP/s at 1024³, noisy), so they stay off.
+
+use std::sync::Arc;
 
 use gemm::Parallelism;
-use polycompute_core::{DeviceId, Error, HostSlice, HostVec, Result, Shape};
+use polycompute_core::{DeviceId, Error, HostSlice, Result, Shape};
 use rayon::prelude::*;
 
+use crate::memory::Pool;
 use crate::num::Num;
-use crate::storage::host_vec;
+use crate::storage::Output;
 
 /// Below this many multiply-adds per matrix, a batch is spread over threads one matrix
 /// each rather than splitting every matrix.
@@ -25,7 +36,8 @@ pub(crate) fn matmul(
     lhs: HostSlice<'_>,
     rhs: HostSlice<'_>,
     device: DeviceId,
-) -> Result<HostVec> {
+    pool: &Arc<Pool>,
+) -> Result<Output> {
     let (l, r) = (lhs_shape.dims(), rhs_shape.dims());
     let (batch, m, k, n) = match (l, r) {
         ([m, k], [_, n]) => (1, *m, *k, *n),
@@ -50,8 +62,8 @@ pub(crate) fn matmul(
         });
     }
     match (lhs, rhs) {
-        (HostSlice::F32(a), HostSlice::F32(b)) => Ok(host_vec(batched(a, b, dims))),
-        (HostSlice::F64(a), HostSlice::F64(b)) => Ok(host_vec(batched(a, b, dims))),
+        (HostSlice::F32(a), HostSlice::F32(b)) => Output::write(pool, batch * m * n, |c| batched(a, b, c, dims)),
+        (HostSlice::F64(a), HostSlice::F64(b)) => Output::write(pool, batch * m * n, |c| batched(a, b, c, dims)),
         (a, b) if a.dtype() != b.dtype() => {
             Err(Error::DTypeMismatch { context: "matmul rhs".into(), expected: a.dtype(), found: b.dtype() })
         }
@@ -72,12 +84,14 @@ trait GemmElem: Num {}
 impl GemmElem for f32 {}
 impl GemmElem for f64 {}
 
-fn batched<T: GemmElem>(a: &[T], b: &[T], d: Dims) -> Vec<T> {
+/// Writes every element of `out` (`batch·m·n` of them).
+fn batched<T: GemmElem>(a: &[T], b: &[T], out: &mut [T], d: Dims) {
     let Dims { batch, m, k, n } = d;
-    let mut out = vec![T::ZERO; batch * m * n];
     if m == 0 || n == 0 || k == 0 {
-        // An empty inner dimension sums nothing: the zeros are the answer.
-        return out;
+        // An empty inner dimension sums nothing: zeros are the answer (written, since a
+        // recycled block holds old data).
+        out.fill(T::ZERO);
+        return;
     }
     let one = |(i, c): (usize, &mut [T]), par: Parallelism| {
         gemm_one(&a[i * m * k..(i + 1) * m * k], &b[i * k * n..(i + 1) * k * n], c, d, par)
@@ -87,7 +101,6 @@ fn batched<T: GemmElem>(a: &[T], b: &[T], d: Dims) -> Vec<T> {
     } else {
         out.chunks_mut(m * n).enumerate().for_each(|x| one(x, Parallelism::Rayon(0)));
     }
-    out
 }
 
 /// `c = a @ b` for one row-major `[m, k] @ [k, n]`.
@@ -140,6 +153,7 @@ mod tests {
             HostSlice::I32(&x),
             HostSlice::I32(&x),
             DeviceId::new(polycompute_core::BackendKind::Cpu, 0),
+            &Arc::new(Pool::new(DeviceId::new(polycompute_core::BackendKind::Cpu, 0), 0)),
         )
         .err();
         assert!(matches!(e, Some(Error::Unsupported { dtype: DType::I32, .. })), "{e:?}");

@@ -6,7 +6,7 @@
 use polycompute_core::{Element, HostSlice, HostVec};
 
 /// A scalar type the CPU backend computes on: `f32`, `f64`, `i32` or `u32`.
-pub(crate) trait Num: Element + Copy + Send + Sync + 'static {
+pub(crate) trait Num: Element + bytemuck::Pod + Send + Sync + 'static {
     /// Additive identity.
     const ZERO: Self;
     /// Multiplicative identity.

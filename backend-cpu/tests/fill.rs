@@ -6,6 +6,7 @@ mod common;
 
 use common::dev;
 use polycompute_core::philox;
+use polycompute_core::testing::Ulps;
 
 const LENGTHS: [usize; 5] = [0, 1, 7, 4099, 300_001];
 
@@ -38,13 +39,20 @@ fn uniform_streams_match_the_reference_bit_for_bit() {
     }
 }
 
+/// The f64 stream is the reference bit for bit; the f32 stream's vectorised `ln`, `sin` and
+/// `cos` keep each element within 4 ulp of the reference's C-library ones (and about 98% of
+/// them identical).
 #[test]
-fn normal_streams_match_the_reference_bit_for_bit() {
+fn normal_streams_match_the_reference() {
     let d = dev();
+    let within = Ulps::within(4);
     for seed in [1u64, 1 << 40] {
         for n in LENGTHS {
             let f = d.normal::<f32>(seed, &[n]).unwrap().to_vec().unwrap();
-            assert!(f.iter().enumerate().all(|(i, &v)| v.to_bits() == philox::normal_f32(seed, i as u64).to_bits()));
+            let want: Vec<f32> = (0..n).map(|i| philox::normal_f32(seed, i as u64)).collect();
+            within.assert(&f, &want, format_args!("normal f32, seed {seed}, {n} elements"));
+            let same = f.iter().zip(&want).filter(|(a, b)| a.to_bits() == b.to_bits()).count();
+            assert!(same as f64 >= 0.95 * n as f64, "only {same} of {n} bit-identical");
             let g = d.normal::<f64>(seed, &[n]).unwrap().to_vec().unwrap();
             assert!(g.iter().enumerate().all(|(i, &v)| v.to_bits() == philox::normal_f64(seed, i as u64).to_bits()));
         }

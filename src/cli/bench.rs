@@ -1,5 +1,5 @@
 //! `polycompute bench [--device ID ...] [--only NAME ...] [--json] [--quick]`: per device,
-//! fused map, sum, matmul, Philox uniform fill and a small repeated map, each measured
+//! fused map, sum, matmul, Philox uniform and normal fills and a small repeated map, each measured
 //! through the public API beside a baseline from the same run.
 //!
 //! Every time is the median of several repetitions after warm-up, with the device
@@ -8,7 +8,7 @@
 //! shows it slow (a software GPU, say) gets fewer repetitions, down to one. Baselines: on the CPU, hand-written rayon loops
 //! (map, sum), a rayon constant fill (uniform), a blocked rayon loop (matmul) and a
 //! single-threaded loop (small map); on a GPU, `DeviceArray::copy` bandwidth, and no
-//! matmul baseline (see `benches/numpy_matmul.sh` for the comparison with OpenBLAS).
+//! matmul baseline (`benches/numpy_bench.sh` runs every CPU row beside numpy).
 
 mod baseline;
 mod cases;
@@ -33,7 +33,8 @@ pub struct Args {
     #[arg(long = "device", value_name = "ID")]
     devices: Vec<String>,
     /// Run only this benchmark; repeat for several. One of: map_axpy_f32, sum_f32,
-    /// matmul_f32_1024, matmul_f32_2048, uniform_f32, map_small_f32.
+    /// matmul_f32_1024, matmul_f32_2048, uniform_f32,
+    /// normal_f32, map_small_f32.
     #[arg(long = "only", value_name = "NAME")]
     only: Vec<String>,
     /// Print a JSON list of {name, device, value, unit, baseline, ratio, ...} instead of a table.

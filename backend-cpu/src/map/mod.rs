@@ -10,15 +10,17 @@ mod kernels;
 mod lane;
 mod plan;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use polycompute_core::{HostSlice, HostVec, Op, Program, Result, Shape};
+use polycompute_core::sync::LockUnpoisoned;
+use polycompute_core::{HostSlice, Op, Program, Result, Shape};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
+use crate::memory::Pool;
 use crate::num::with_dtype;
 use crate::par::{stream_task, PAR_MIN};
-use crate::storage::host_vec;
+use crate::storage::Output;
 use lane::Lane;
 pub(crate) use plan::Plan;
 
@@ -29,38 +31,52 @@ const CACHE_CAPACITY: usize = 4096;
 /// Prepared plans, keyed by the whole `Op::Map` (program, input shapes, output shape).
 #[derive(Default)]
 pub(crate) struct PlanCache {
-    plans: Mutex<HashMap<Op, Arc<Plan>>>,
+    plans: Mutex<Plans>,
+}
+
+#[derive(Default)]
+struct Plans {
+    /// The plan used last: a loop that repeats one op finds it by one comparison, without
+    /// hashing the program.
+    last: Option<(Op, Arc<Plan>)>,
+    /// Every plan, under a fast non-cryptographic hash (the keys are our own ops).
+    all: FxHashMap<Op, Arc<Plan>>,
 }
 
 impl PlanCache {
     /// The plan of `op`, prepared on first use.
     pub(crate) fn get(&self, op: &Op, program: &Program, input_shapes: &[Shape], shape: &Shape) -> Result<Arc<Plan>> {
-        if let Some(p) = self.lock().get(op) {
-            return Ok(p.clone());
+        {
+            let mut plans = self.plans.lock_unpoisoned();
+            if let Some((last, plan)) = &plans.last {
+                if last == op {
+                    return Ok(plan.clone());
+                }
+            }
+            if let Some(plan) = plans.all.get(op).cloned() {
+                plans.last = Some((op.clone(), plan.clone()));
+                return Ok(plan);
+            }
         }
         // Prepared outside the lock: another thread may race us to it, which is harmless.
         let plan = Arc::new(Plan::new(program, input_shapes, shape)?);
-        let mut plans = self.lock();
-        if plans.len() >= CACHE_CAPACITY {
-            plans.clear();
+        let mut plans = self.plans.lock_unpoisoned();
+        if plans.all.len() >= CACHE_CAPACITY {
+            plans.all.clear();
         }
-        plans.insert(op.clone(), plan.clone());
+        plans.all.insert(op.clone(), plan.clone());
+        plans.last = Some((op.clone(), plan.clone()));
         Ok(plan)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Op, Arc<Plan>>> {
-        // A panic while holding the lock cannot leave the map half-updated.
-        self.plans.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 /// Runs a prepared plan over `inputs` into a new buffer of `len` elements.
-pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> HostVec {
-    with_dtype!(plan.out_dtype, T => host_vec(run_typed::<T>(plan, inputs, len)))
+pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize, pool: &Arc<Pool>) -> Result<Output> {
+    with_dtype!(plan.out_dtype, T => Output::write::<T>(pool, len, |out| run_typed::<T>(plan, inputs, out)))
 }
 
-fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> Vec<T> {
-    let mut out = vec![T::ZERO; len];
+fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], out: &mut [T]) {
+    let len = out.len();
     let task_len = stream_task(len, plan::CHUNK);
     let task = |(t, part): (usize, &mut [T])| {
         let mut scratch = plan.new_scratch(part.len());
@@ -73,5 +89,4 @@ fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], len: usize) -> Vec<
     } else {
         out.chunks_mut(task_len).enumerate().for_each(task);
     }
-    out
 }

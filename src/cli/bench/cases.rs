@@ -8,8 +8,8 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 6] =
-    ["map_axpy_f32", "sum_f32", "matmul_f32_1024", "matmul_f32_2048", "uniform_f32", "map_small_f32"];
+pub const NAMES: [&str; 7] =
+    ["map_axpy_f32", "sum_f32", "matmul_f32_1024", "matmul_f32_2048", "uniform_f32", "normal_f32", "map_small_f32"];
 
 /// The `a` of `y = a*x + y`.
 const A: f32 = 1.5;
@@ -66,6 +66,7 @@ pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchEr
         "matmul_f32_1024" => matmul(device, cfg.matmul_sizes[0], cfg),
         "matmul_f32_2048" => matmul(device, cfg.matmul_sizes[1], cfg),
         "uniform_f32" => uniform(device, cfg),
+        "normal_f32" => normal(device, cfg),
         "map_small_f32" => map_small(device, cfg),
         other => Err(format!("unknown benchmark {other:?}; the benchmarks are {}", NAMES.join(", ")).into()),
     }
@@ -112,7 +113,15 @@ fn map_axpy(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
     let reps = cfg.stream_reps;
     let bytes = 3 * F32 * n;
     let (value, baseline, baseline_name) = if is_cpu(device) {
-        let (t, tb) = median_secs_pair(reps, || axpy(&x, &y), || Ok(baseline::axpy(A, &xh, &yh)))?;
+        let mut out = vec![0.0f32; n];
+        let (t, tb) = median_secs_pair(
+            reps,
+            || axpy(&x, &y),
+            || {
+                baseline::axpy(A, &xh, &yh, &mut out);
+                Ok(())
+            },
+        )?;
         (gb_per_s(bytes, t), gb_per_s(bytes, tb), RAYON_LOOP)
     } else {
         let (t, tb) = median_secs_pair(reps, || axpy(&x, &y), || device_copy(&x))?;
@@ -220,7 +229,43 @@ fn uniform(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
         }
     }
     let (value, baseline, baseline_name) = if is_cpu(device) {
-        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || Ok(baseline::fill(n, 0.5)))?;
+        let mut out = vec![0.0f32; n];
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || {
+            baseline::fill(&mut out, 0.5);
+            Ok(())
+        })?;
+        (gb_per_s(F32 * n, t), gb_per_s(F32 * n, tb), "rayon constant fill")
+    } else {
+        let x = inputs(device, 1, &[n])?;
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || device_copy(&x))?;
+        (gb_per_s(F32 * n, t), gb_per_s(2 * F32 * n, tb), DEVICE_COPY)
+    };
+    Ok(Figures { value, unit: "GB/s", baseline: Some(baseline), baseline_name })
+}
+
+fn normal(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
+    const SEED: u64 = 6;
+    let n = cfg.stream_len;
+    let run = || -> Result<DeviceArray<f32>, BenchError> {
+        let z = device.normal::<f32>(SEED, &[n])?;
+        device.synchronize()?;
+        Ok(z)
+    };
+    let got = run()?.to_vec()?;
+    // Counter-based like the uniform stream; Box-Muller's transcendentals may differ from
+    // the host reference (by up to 2^-7 on a GPU, conformance's normal-fill tolerance).
+    for i in [0, 1, 2, 3, 4, 5, n / 3, n / 2, n.saturating_sub(2), n.saturating_sub(1)] {
+        let want = polycompute::philox::normal_f32(SEED, i as u64);
+        if i < n && (got[i] - want).abs() > 0.008 + 1e-5 * want.abs() {
+            return Err(format!("normal element {i} is {}, the Philox reference is {want}", got[i]).into());
+        }
+    }
+    let (value, baseline, baseline_name) = if is_cpu(device) {
+        let mut out = vec![0.0f32; n];
+        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || {
+            baseline::fill(&mut out, 0.5);
+            Ok(())
+        })?;
         (gb_per_s(F32 * n, t), gb_per_s(F32 * n, tb), "rayon constant fill")
     } else {
         let x = inputs(device, 1, &[n])?;

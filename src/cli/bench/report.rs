@@ -8,7 +8,7 @@ use super::cases::Figures;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Measurement {
     /// `map_axpy_f32`, `sum_f32`, `matmul_f32_1024`, `matmul_f32_2048`, `uniform_f32`,
-    /// `map_small_f32`.
+    /// `normal_f32`, `map_small_f32`.
     pub name: String,
     /// The device id, e.g. `cpu:0`.
     pub device: String,
