@@ -101,11 +101,7 @@ impl Layout {
         let n = self.shape.ndim();
         let mut seen = vec![false; n];
         if perm.len() != n || perm.iter().any(|&p| p >= n || std::mem::replace(&mut seen[p], true)) {
-            return Err(Error::InvalidArgument {
-                op: "permute",
-                argument: "perm",
-                why: format!("{perm:?} is not a permutation of the {n} axes of {}", self.shape),
-            });
+            return Err(Error::InvalidShape(format!("{perm:?} is not a permutation of the {n} axes of {}", self.shape)));
         }
         let dims: Vec<usize> = perm.iter().map(|&p| self.shape.dims()[p]).collect();
         Ok(Layout {
