@@ -11,8 +11,11 @@ use crate::par::{PAR_MIN, TASK};
 
 /// The inputs joined along `axis`.
 pub(crate) fn concat<T: Num>(data: &[HostSlice<'_>], shapes: &[Shape], axis: usize) -> Vec<T> {
-    let parts: Vec<(&[T], usize)> =
-        data.iter().zip(shapes).map(|(d, s)| (typed::<T>(*d), Axis::new(s, axis).n * Axis::new(s, axis).inner)).collect();
+    let parts: Vec<(&[T], usize)> = data
+        .iter()
+        .zip(shapes)
+        .map(|(d, s)| (typed::<T>(*d), Axis::new(s, axis).n * Axis::new(s, axis).inner))
+        .collect();
     let outer = Axis::new(&shapes[0], axis).outer;
     let row: usize = parts.iter().map(|p| p.1).sum();
     let mut out = vec![T::ZERO; outer * row];

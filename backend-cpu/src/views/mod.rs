@@ -57,10 +57,18 @@ pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result
         Op::ScatterAdd { axis, shape, indices } => with_dtype!(dtype, T => host_vec(index::scatter_add::<T>(
             typed(data[0]), data[1], typed(data[2]), shape, indices, *axis
         ))),
-        Op::Scan { kind, axis, shape } => with_dtype!(dtype, T => host_vec(scan::scan::<T>(typed(data[0]), *kind, Axis::new(shape, *axis)))),
-        Op::Sort { axis, shape } => with_dtype!(dtype, T => host_vec(sort::sort::<T>(typed(data[0]), Axis::new(shape, *axis)))),
-        Op::Argsort { axis, shape } => with_dtype!(dtype, T => host_vec(sort::argsort::<T>(typed(data[0]), Axis::new(shape, *axis)))),
-        Op::TopK { k, axis, shape } => with_dtype!(dtype, T => host_vec(sort::topk::<T>(typed(data[0]), *k, Axis::new(shape, *axis)))),
+        Op::Scan { kind, axis, shape } => {
+            with_dtype!(dtype, T => host_vec(scan::scan::<T>(typed(data[0]), *kind, Axis::new(shape, *axis))))
+        }
+        Op::Sort { axis, shape } => {
+            with_dtype!(dtype, T => host_vec(sort::sort::<T>(typed(data[0]), Axis::new(shape, *axis))))
+        }
+        Op::Argsort { axis, shape } => {
+            with_dtype!(dtype, T => host_vec(sort::argsort::<T>(typed(data[0]), Axis::new(shape, *axis))))
+        }
+        Op::TopK { k, axis, shape } => {
+            with_dtype!(dtype, T => host_vec(sort::topk::<T>(typed(data[0]), *k, Axis::new(shape, *axis))))
+        }
         _ => {
             return Err(Error::Unsupported { op: op.name().to_string(), dtype, device: Some(device_id(device)) });
         }

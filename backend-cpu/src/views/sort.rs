@@ -108,14 +108,10 @@ fn rows<U: Num>(a: Axis, m: usize, per_row: impl Fn(&mut dyn Iterator<Item = usi
 
 /// The stable sort of each row.
 pub(crate) fn sort<T: SortKey>(x: &[T], a: Axis) -> Vec<T> {
-    rows(
-        a,
-        a.n,
-        |it, par| {
-            let flat: Vec<usize> = it.collect();
-            order(flat.iter().map(|&f| x[f]), par).into_iter().map(|i| x[flat[i as usize]]).collect()
-        },
-    )
+    rows(a, a.n, |it, par| {
+        let flat: Vec<usize> = it.collect();
+        order(flat.iter().map(|&f| x[f]), par).into_iter().map(|i| x[flat[i as usize]]).collect()
+    })
 }
 
 /// The stable sorting permutation of each row.
@@ -125,21 +121,17 @@ pub(crate) fn argsort<T: SortKey>(x: &[T], a: Axis) -> Vec<u32> {
 
 /// The indices of the `k` largest of each row, largest first, ties by lower index.
 pub(crate) fn topk<T: SortKey>(x: &[T], k: usize, a: Axis) -> Vec<u32> {
-    rows(
-        a,
-        k,
-        |it, _| {
-            // Descending key, ascending index: the order of (!key, index).
-            let mut keyed: Vec<(u64, u32)> = it.enumerate().map(|(i, f)| (!x[f].key(), i as u32)).collect();
-            if k == 0 {
-                return Vec::new();
-            }
-            if k < keyed.len() {
-                keyed.select_nth_unstable(k - 1);
-                keyed.truncate(k);
-            }
-            keyed.sort_unstable();
-            keyed.into_iter().map(|(_, i)| i).collect()
-        },
-    )
+    rows(a, k, |it, _| {
+        // Descending key, ascending index: the order of (!key, index).
+        let mut keyed: Vec<(u64, u32)> = it.enumerate().map(|(i, f)| (!x[f].key(), i as u32)).collect();
+        if k == 0 {
+            return Vec::new();
+        }
+        if k < keyed.len() {
+            keyed.select_nth_unstable(k - 1);
+            keyed.truncate(k);
+        }
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, i)| i).collect()
+    })
 }
