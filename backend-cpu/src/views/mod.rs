@@ -42,7 +42,7 @@ pub(crate) fn typed<'a, T: Num>(data: HostSlice<'a>) -> &'a [T] {
 pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result<HostVec> {
     let dtype = data.first().map_or(polycompute_core::DType::F32, |d| d.dtype());
     Ok(match op {
-        Op::MapViews { program, inputs, shape } => strided::map_views(device, program, inputs, shape, data)?,
+        Op::MapViews { program, inputs, shape } => strided::map_views(program, inputs, shape, data)?,
         Op::Concat { axis, shapes } => with_dtype!(dtype, T => host_vec(concat::concat::<T>(data, shapes, *axis))),
         Op::Pad { shape, widths, value } => with_dtype!(dtype, T => {
             let v = <T as polycompute_core::Element>::from_scalar(*value).unwrap_or(T::ZERO);
