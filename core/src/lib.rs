@@ -11,6 +11,8 @@ pub mod device_id;
 pub mod dtype;
 pub mod error;
 pub mod expr;
+pub mod layout;
+mod movement;
 pub mod op;
 pub mod philox;
 pub mod plan;
@@ -26,6 +28,7 @@ pub mod sync;
 mod sys;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod view;
 
 pub use array::{map, DeviceArray};
 pub use backend::{
@@ -36,7 +39,9 @@ pub use device_id::DeviceId;
 pub use dtype::{DType, Element, HostSlice, HostVec, Scalar};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, Expr, Program, UnaryOp};
-pub use op::{Fill, Op, ReduceKind};
+pub use layout::Layout;
+pub use movement::IndexElement;
+pub use op::{Fill, Op, ReduceKind, ScanKind};
 pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext, WorkerMode, WorkerPlan};
 pub use probe::{probe, Probe};
 pub use shape::Shape;

@@ -4,9 +4,11 @@
 //! snapshot pins ([`golden`]), and the runner that compares a device with the reference
 //! ([`runner`]). `docs/conformance.md` explains the choices.
 
+mod corpus_views;
 pub mod corpus;
 pub mod golden;
 pub mod inputs;
+pub mod movement;
 pub mod reference;
 pub mod report;
 pub mod runner;

@@ -158,6 +158,12 @@ pub fn sum_bound(n: usize, abs_sum: f64, dtype: DType) -> f64 {
     depth * eps(dtype) * abs_sum
 }
 
+/// Error bound of a float sum of `n` terms added in any order, sequentially included
+/// (cumsum, scatter_add): `n * eps * abs_sum` (Higham, eq. 4.4, with margin).
+pub fn scan_bound(n: usize, abs_sum: f64, dtype: DType) -> f64 {
+    n.max(1) as f64 * eps(dtype) * abs_sum
+}
+
 /// Error bound of a float product of `n` factors with value `value`: each of the `n - 1`
 /// multiplications rounds once, whatever the order, so `n * eps * |value|` covers it.
 pub fn prod_bound(n: usize, value: f64, dtype: DType) -> f64 {
