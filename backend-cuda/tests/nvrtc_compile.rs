@@ -145,7 +145,11 @@ fn views_corpus(ops: &mut Vec<(String, Op, Vec<DType>)>, dt: DType) {
         Op::MapViews { program: identity, inputs: vec![flipped], shape: shape(&[4, 6]) },
         vec![dt],
     ));
-    ops.push((format!("concat {dt}"), Op::Concat { axis: 1, shapes: vec![shape(&[2, 3]), shape(&[2, 5])] }, vec![dt, dt]));
+    ops.push((
+        format!("concat {dt}"),
+        Op::Concat { axis: 1, shapes: vec![shape(&[2, 3]), shape(&[2, 5])] },
+        vec![dt, dt],
+    ));
     ops.push((
         format!("pad {dt}"),
         Op::Pad { shape: shape(&[2, 3, 4]), widths: vec![(1, 0), (0, 2), (3, 1)], value: Scalar::zero(dt) },
@@ -153,7 +157,11 @@ fn views_corpus(ops: &mut Vec<(String, Op, Vec<DType>)>, dt: DType) {
     ));
     for index in [DType::U32, DType::I32] {
         let (a, idx) = (shape(&[3, 5, 2]), shape(&[4]));
-        ops.push((format!("take {dt}[{index}]"), Op::Take { axis: 1, shape: a.clone(), indices: idx.clone() }, vec![dt, index]));
+        ops.push((
+            format!("take {dt}[{index}]"),
+            Op::Take { axis: 1, shape: a.clone(), indices: idx.clone() },
+            vec![dt, index],
+        ));
         ops.push((
             format!("take_along_axis {dt}[{index}]"),
             Op::TakeAlongAxis { axis: 1, shape: a.clone(), indices: shape(&[3, 4, 2]) },

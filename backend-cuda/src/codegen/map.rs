@@ -55,9 +55,15 @@ pub fn plan_views(program: &Arc<Program>, layouts: &[Layout], out: &Shape) -> Ma
             }
         })
         .collect();
-    let strided: Vec<&Layout> = layouts.iter().zip(&access).filter(|(_, a)| **a == Access::Strided).map(|(l, _)| l).collect();
-    let (dims, strides) = coalesce_signed(out.dims(), &strided.iter().map(|l| output_strides(l, out)).collect::<Vec<_>>());
-    let signature = MapSignature { program: program.clone(), access: access.clone(), ndim: if strided.is_empty() { 0 } else { dims.len() } };
+    let strided: Vec<&Layout> =
+        layouts.iter().zip(&access).filter(|(_, a)| **a == Access::Strided).map(|(l, _)| l).collect();
+    let (dims, strides) =
+        coalesce_signed(out.dims(), &strided.iter().map(|l| output_strides(l, out)).collect::<Vec<_>>());
+    let signature = MapSignature {
+        program: program.clone(),
+        access: access.clone(),
+        ndim: if strided.is_empty() { 0 } else { dims.len() },
+    };
     let kernel = cached(KernelKey::MapViews(signature.clone()), || source(&signature, true));
     let mut geometry = Vec::new();
     if !strided.is_empty() {
@@ -76,9 +82,7 @@ pub fn plan_views(program: &Arc<Program>, layouts: &[Layout], out: &Shape) -> Ma
 fn output_strides(l: &Layout, out: &Shape) -> Vec<i64> {
     let (od, ld) = (out.dims(), l.shape.dims());
     let lead = od.len() - ld.len().min(od.len());
-    (0..od.len())
-        .map(|a| if a < lead || ld[a - lead] == 1 { 0 } else { l.strides[a - lead] as i64 })
-        .collect()
+    (0..od.len()).map(|a| if a < lead || ld[a - lead] == 1 { 0 } else { l.strides[a - lead] as i64 }).collect()
 }
 
 /// Merges neighbouring axes that every input walks as one, drops size-1 axes, and keeps at

@@ -59,7 +59,8 @@ pub fn kernel(kind: ScanKind, dtype: DType, pass: ScanPass) -> Arc<Kernel> {
             ScanKind::Sum => "pc_add",
             ScanKind::Prod => "pc_mul",
         };
-        let grid = "for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < work; i += (u64)blockDim.x * gridDim.x)";
+        let grid =
+            "for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < work; i += (u64)blockDim.x * gridDim.x)";
         let chunk_of = "const u32 e = (u32)i, l = e % inner, t = e / inner, c = t % chunks, o = t / chunks;\n    const u32 base = o * n * inner + l, p0 = c * chunk, p1 = (n - p0 < chunk) ? n : p0 + chunk;";
         let (entry, body) = match pass {
             ScanPass::Totals => (
@@ -118,7 +119,10 @@ pub fn kernel(kind: ScanKind, dtype: DType, pass: ScanPass) -> Arc<Kernel> {
 
 /// Every scan kernel of `kind` over `dtype`.
 pub fn all_kernels(kind: ScanKind, dtype: DType) -> Vec<Kernel> {
-    [ScanPass::Totals, ScanPass::Carries, ScanPass::Apply].into_iter().map(|p| (*kernel(kind, dtype, p)).clone()).collect()
+    [ScanPass::Totals, ScanPass::Carries, ScanPass::Apply]
+        .into_iter()
+        .map(|p| (*kernel(kind, dtype, p)).clone())
+        .collect()
 }
 
 #[cfg(test)]

@@ -26,7 +26,8 @@ pub fn key_bytes(dtype: DType) -> usize {
     dtype.size_bytes()
 }
 
-const GRID: &str = "for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)blockDim.x * gridDim.x)";
+const GRID: &str =
+    "for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)blockDim.x * gridDim.x)";
 const ROW: &str =
     "const u32 e = (u32)i, p = e % n, r = e / n, l = r % inner, o = r / inner, at = (o * n + p) * inner + l;";
 
@@ -146,10 +147,8 @@ pub enum SortOutput {
 
 /// Every kernel a sort writing `output` over `dtype` launches.
 pub fn all_kernels(dtype: DType, output: SortOutput) -> Vec<Kernel> {
-    let mut v = vec![
-        (*keys_kernel(dtype, output == SortOutput::TopK)).clone(),
-        (*merge_kernel(key_bytes(dtype))).clone(),
-    ];
+    let mut v =
+        vec![(*keys_kernel(dtype, output == SortOutput::TopK)).clone(), (*merge_kernel(key_bytes(dtype))).clone()];
     v.push(if output == SortOutput::Values {
         (*gather_kernel(dtype.size_bytes())).clone()
     } else {

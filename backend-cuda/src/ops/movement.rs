@@ -27,7 +27,12 @@ pub(super) fn concat(dev: &CudaDevice, axis: usize, shapes: &[Shape], inputs: &[
         let n = outer * row;
         if n > 0 {
             let mut p = Params::default();
-            p.ptr(out.ptr).ptr(input.ptr).u32(n as u32).u32(row as u32).u32((total_axis * inner) as u32).u32(col0 as u32);
+            p.ptr(out.ptr)
+                .ptr(input.ptr)
+                .u32(n as u32)
+                .u32(row as u32)
+                .u32((total_axis * inner) as u32)
+                .u32(col0 as u32);
             dev.launch(&kernel, grid(dev, n), (BLOCK, 1, 1), &mut p)?;
         }
         col0 += row;

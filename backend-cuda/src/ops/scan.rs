@@ -10,7 +10,13 @@ use crate::device::{CudaDevice, Params};
 const BLOCK: u32 = 256;
 
 /// The inclusive scan `kind` of `src` (of `shape`) along `axis`.
-pub(super) fn run(dev: &CudaDevice, src: &CudaBuffer, kind: ScanKind, axis: usize, shape: &Shape) -> Result<CudaBuffer> {
+pub(super) fn run(
+    dev: &CudaDevice,
+    src: &CudaBuffer,
+    kind: ScanKind,
+    axis: usize,
+    shape: &Shape,
+) -> Result<CudaBuffer> {
     let out = dev.new_buffer(src.dtype, src.len)?;
     let (outer, n, inner) = split_axis(shape, axis);
     if src.len == 0 {
