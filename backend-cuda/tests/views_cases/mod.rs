@@ -309,6 +309,11 @@ pub fn large_cases(dt: DType) -> Vec<Case> {
     }
     for kind in ScanKind::ALL {
         for (dims, axis) in [(&[1usize << 20][..], 0usize), (&[3, 5000, 7], 1), (&[100_000, 3], 1)] {
+            // A product of a million factors near 1 drifts out of range: cumprod's long rows
+            // stop at 5000.
+            if kind == ScanKind::Prod && dims[axis] > 5000 {
+                continue;
+            }
             let sh = shape(dims);
             add(
                 format!("{}_{dims:?}", kind.name()),
