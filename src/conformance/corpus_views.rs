@@ -99,19 +99,15 @@ fn indices(dims: &[usize], dtype: DType, n: usize) -> InputSpec {
 fn index_cases(add: &mut Add<'_>, dtype: DType) {
     for idx in [DType::U32, DType::I32] {
         // take: (array dims, axis, index dims)
-        let takes: [(&[usize], usize, &[usize]); 5] = [
-            (&[257], 0, &[300]),
-            (&[5, 257], 1, &[2, 7]),
-            (&[1025, 3], 0, &[65]),
-            (&[7], 0, &[0]),
-            (&[1], 0, &[1]),
-        ];
+        let takes: [(&[usize], usize, &[usize]); 5] =
+            [(&[257], 0, &[300]), (&[5, 257], 1, &[2, 7]), (&[1025, 3], 0, &[65]), (&[7], 0, &[0]), (&[1], 0, &[1])];
         for (dims, axis, idims) in takes {
             let ins = vec![input(dims, dtype, data(dtype)), indices(idims, idx, dims[axis])];
             let name = format!("take_{dtype}_{}_axis{axis}_{idx}_{}", label(dims), label(idims));
             add(name, "take", dtype, CaseOp::Take(axis), ins, Tolerance::Exact);
         }
-        let alongs: [(&[usize], usize, &[usize]); 3] = [(&[7, 65], 1, &[7, 9]), (&[7, 65], 0, &[3, 65]), (&[257], 0, &[257])];
+        let alongs: [(&[usize], usize, &[usize]); 3] =
+            [(&[7, 65], 1, &[7, 9]), (&[7, 65], 0, &[3, 65]), (&[257], 0, &[257])];
         for (dims, axis, idims) in alongs {
             let ins = vec![input(dims, dtype, data(dtype)), indices(idims, idx, dims[axis])];
             let name = format!("take_along_axis_{dtype}_{}_axis{axis}_{idx}_{}", label(dims), label(idims));
@@ -139,8 +135,12 @@ fn pad_cases(add: &mut Add<'_>, dtype: DType) {
         DType::I32 => Scalar::I32(i32::MIN),
         DType::U32 => Scalar::U32(u32::MAX),
     };
-    let cases: [(&[usize], &[(usize, usize)]); 4] =
-        [(&[7, 5], &[(1, 2), (0, 3)]), (&[0, 3], &[(2, 0), (1, 1)]), (&[257], &[(0, 0)]), (&[2, 3, 63], &[(0, 1), (1, 0), (1, 1)])];
+    let cases: [(&[usize], &[(usize, usize)]); 4] = [
+        (&[7, 5], &[(1, 2), (0, 3)]),
+        (&[0, 3], &[(2, 0), (1, 1)]),
+        (&[257], &[(0, 0)]),
+        (&[2, 3, 63], &[(0, 1), (1, 0), (1, 1)]),
+    ];
     for (dims, widths) in cases {
         let ins = vec![input(dims, dtype, data(dtype))];
         let w: Vec<String> = widths.iter().map(|(a, b)| format!("{a}.{b}")).collect();
