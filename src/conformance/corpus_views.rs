@@ -203,3 +203,37 @@ fn sort_cases(add: &mut Add<'_>, dtype: DType) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::corpus::corpus;
+    use super::*;
+
+    #[test]
+    fn every_new_op_runs_on_every_dtype_with_views_and_edges() {
+        let all = corpus();
+        let rows = [
+            "view",
+            "concat",
+            "take",
+            "take_along_axis",
+            "scatter_add",
+            "pad",
+            "cumsum",
+            "cumprod",
+            "sort",
+            "argsort",
+            "topk",
+        ];
+        for dtype in DType::ALL {
+            for row in rows {
+                assert!(all.iter().any(|c| c.op == row && c.dtype == dtype), "{row} {dtype}");
+            }
+        }
+        let views = all.iter().filter(|c| matches!(&c.compute, CaseOp::MapViews { layouts, .. } if layouts.iter().any(|l| l.strides.iter().any(|&s| s < 0))));
+        assert!(views.count() >= 4 * 3, "negative-stride views on every dtype");
+        for name in ["sort_f32_0_axis0", "topk_u32_1_axis0_k1", "cumsum_i32_1025", "take_f64_7_axis0_i32_0"] {
+            assert!(all.iter().any(|c| c.name == name), "{name}");
+        }
+    }
+}
