@@ -259,7 +259,7 @@ mod radix {
         }
         let mut tmp = vec![0u64; v.len()];
         for (c, &s) in counts.iter().zip(shifts) {
-            if c.iter().any(|&k| k == v.len()) {
+            if c.contains(&v.len()) {
                 continue;
             }
             let mut next = [0usize; BUCKETS];
