@@ -135,7 +135,8 @@ fn pad_cases(add: &mut Add<'_>, dtype: DType) {
         DType::I32 => Scalar::I32(i32::MIN),
         DType::U32 => Scalar::U32(u32::MAX),
     };
-    let cases: [(&[usize], &[(usize, usize)]); 4] = [
+    type Widths<'a> = &'a [(usize, usize)];
+    let cases: [(&[usize], Widths<'_>); 4] = [
         (&[7, 5], &[(1, 2), (0, 3)]),
         (&[0, 3], &[(2, 0), (1, 1)]),
         (&[257], &[(0, 0)]),

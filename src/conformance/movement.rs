@@ -230,8 +230,12 @@ fn numpy_order(a: Scalar, b: Scalar) -> Ordering {
     }
 }
 
-/// Each lane's positions in the order `cmp` gives, ties by position (a stable sort).
-fn lanes_sorted(a: &Input, axis: usize, desc: bool) -> Result<(usize, usize, usize, Vec<Vec<usize>>), String> {
+/// `(outer, n, inner)` and each lane's positions in sorted order.
+type SortedLanes = (usize, usize, usize, Vec<Vec<usize>>);
+
+/// Each lane's positions in numpy's order (descending with `desc`), ties by position (a
+/// stable sort).
+fn lanes_sorted(a: &Input, axis: usize, desc: bool) -> Result<SortedLanes, String> {
     let (outer, n, inner) = split(&a.0, axis)?;
     let mut all = Vec::with_capacity(outer * inner);
     for o in 0..outer {
