@@ -271,7 +271,9 @@ pub fn corpus() -> Vec<Case> {
     movement_cases(&mut c);
     cast_cases(&mut c);
     fill_cases(&mut c);
-    super::corpus_views::add_all(&mut |name, op, dtype, compute, inputs, tol| c.add(name, op, dtype, compute, inputs, tol));
+    super::corpus_views::add_all(&mut |name, op, dtype, compute, inputs, tol| {
+        c.add(name, op, dtype, compute, inputs, tol)
+    });
     c.0
 }
 

@@ -99,19 +99,15 @@ fn indices(dims: &[usize], dtype: DType, n: usize) -> InputSpec {
 fn index_cases(add: &mut Add<'_>, dtype: DType) {
     for idx in [DType::U32, DType::I32] {
         // take: (array dims, axis, index dims)
-        let takes: [(&[usize], usize, &[usize]); 5] = [
-            (&[257], 0, &[300]),
-            (&[5, 257], 1, &[2, 7]),
-            (&[1025, 3], 0, &[65]),
-            (&[7], 0, &[0]),
-            (&[1], 0, &[1]),
-        ];
+        let takes: [(&[usize], usize, &[usize]); 5] =
+            [(&[257], 0, &[300]), (&[5, 257], 1, &[2, 7]), (&[1025, 3], 0, &[65]), (&[7], 0, &[0]), (&[1], 0, &[1])];
         for (dims, axis, idims) in takes {
             let ins = vec![input(dims, dtype, data(dtype)), indices(idims, idx, dims[axis])];
             let name = format!("take_{dtype}_{}_axis{axis}_{idx}_{}", label(dims), label(idims));
             add(name, "take", dtype, CaseOp::Take(axis), ins, Tolerance::Exact);
         }
-        let alongs: [(&[usize], usize, &[usize]); 3] = [(&[7, 65], 1, &[7, 9]), (&[7, 65], 0, &[3, 65]), (&[257], 0, &[257])];
+        let alongs: [(&[usize], usize, &[usize]); 3] =
+            [(&[7, 65], 1, &[7, 9]), (&[7, 65], 0, &[3, 65]), (&[257], 0, &[257])];
         for (dims, axis, idims) in alongs {
             let ins = vec![input(dims, dtype, data(dtype)), indices(idims, idx, dims[axis])];
             let name = format!("take_along_axis_{dtype}_{}_axis{axis}_{idx}_{}", label(dims), label(idims));
@@ -139,8 +135,13 @@ fn pad_cases(add: &mut Add<'_>, dtype: DType) {
         DType::I32 => Scalar::I32(i32::MIN),
         DType::U32 => Scalar::U32(u32::MAX),
     };
-    let cases: [(&[usize], &[(usize, usize)]); 4] =
-        [(&[7, 5], &[(1, 2), (0, 3)]), (&[0, 3], &[(2, 0), (1, 1)]), (&[257], &[(0, 0)]), (&[2, 3, 63], &[(0, 1), (1, 0), (1, 1)])];
+    type Widths<'a> = &'a [(usize, usize)];
+    let cases: [(&[usize], Widths<'_>); 4] = [
+        (&[7, 5], &[(1, 2), (0, 3)]),
+        (&[0, 3], &[(2, 0), (1, 1)]),
+        (&[257], &[(0, 0)]),
+        (&[2, 3, 63], &[(0, 1), (1, 0), (1, 1)]),
+    ];
     for (dims, widths) in cases {
         let ins = vec![input(dims, dtype, data(dtype))];
         let w: Vec<String> = widths.iter().map(|(a, b)| format!("{a}.{b}")).collect();
@@ -200,6 +201,40 @@ fn sort_cases(add: &mut Add<'_>, dtype: DType) {
         for k in ks {
             let name = format!("topk_{what}_k{k}");
             add(name, "topk", dtype, CaseOp::TopK { k, axis: *axis }, ins(), Tolerance::Exact);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::corpus::corpus;
+    use super::*;
+
+    #[test]
+    fn every_new_op_runs_on_every_dtype_with_views_and_edges() {
+        let all = corpus();
+        let rows = [
+            "view",
+            "concat",
+            "take",
+            "take_along_axis",
+            "scatter_add",
+            "pad",
+            "cumsum",
+            "cumprod",
+            "sort",
+            "argsort",
+            "topk",
+        ];
+        for dtype in DType::ALL {
+            for row in rows {
+                assert!(all.iter().any(|c| c.op == row && c.dtype == dtype), "{row} {dtype}");
+            }
+        }
+        let views = all.iter().filter(|c| matches!(&c.compute, CaseOp::MapViews { layouts, .. } if layouts.iter().any(|l| l.strides.iter().any(|&s| s < 0))));
+        assert!(views.count() >= 4 * 3, "negative-stride views on every dtype");
+        for name in ["sort_f32_0_axis0", "topk_u32_1_axis0_k1", "cumsum_i32_1025", "take_f64_7_axis0_i32_0"] {
+            assert!(all.iter().any(|c| c.name == name), "{name}");
         }
     }
 }

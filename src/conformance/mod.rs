@@ -4,8 +4,8 @@
 //! snapshot pins ([`golden`]), and the runner that compares a device with the reference
 //! ([`runner`]). `docs/conformance.md` explains the choices.
 
-mod corpus_views;
 pub mod corpus;
+mod corpus_views;
 pub mod golden;
 pub mod inputs;
 pub mod movement;

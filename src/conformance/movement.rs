@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use polycompute_core::{BinaryOp, DType, HostVec, Layout, Program, ScanKind, Scalar};
+use polycompute_core::{BinaryOp, DType, HostVec, Layout, Program, Scalar, ScanKind};
 
 use super::reference::{accurate_sum, Input, Reference};
 use super::scalar::{self, get, Builder};
@@ -190,11 +190,17 @@ pub fn scan(a: &Input, kind: ScanKind, axis: usize) -> Result<Reference, String>
                 let (v, b) = match (kind, dtype.is_float()) {
                     (ScanKind::Sum, true) => {
                         let (s, abs) = accurate_sum(prefix.iter().map(|x| x.to_f64()));
-                        (scalar::float(dtype, s), ErrorBound { limit: tolerance::scan_bound(k + 1, abs, dtype), magnitude: abs })
+                        (
+                            scalar::float(dtype, s),
+                            ErrorBound { limit: tolerance::scan_bound(k + 1, abs, dtype), magnitude: abs },
+                        )
                     }
                     (ScanKind::Prod, true) => {
                         let p: f64 = prefix.iter().map(|x| x.to_f64()).product();
-                        (scalar::float(dtype, p), ErrorBound { limit: tolerance::prod_bound(k + 1, p, dtype), magnitude: p.abs() })
+                        (
+                            scalar::float(dtype, p),
+                            ErrorBound { limit: tolerance::prod_bound(k + 1, p, dtype), magnitude: p.abs() },
+                        )
                     }
                     (kind, false) => {
                         let op = if kind == ScanKind::Sum { BinaryOp::Add } else { BinaryOp::Mul };
@@ -224,8 +230,12 @@ fn numpy_order(a: Scalar, b: Scalar) -> Ordering {
     }
 }
 
-/// Each lane's positions in the order `cmp` gives, ties by position (a stable sort).
-fn lanes_sorted(a: &Input, axis: usize, desc: bool) -> Result<(usize, usize, usize, Vec<Vec<usize>>), String> {
+/// `(outer, n, inner)` and each lane's positions in sorted order.
+type SortedLanes = (usize, usize, usize, Vec<Vec<usize>>);
+
+/// Each lane's positions in numpy's order (descending with `desc`), ties by position (a
+/// stable sort).
+fn lanes_sorted(a: &Input, axis: usize, desc: bool) -> Result<SortedLanes, String> {
     let (outer, n, inner) = split(&a.0, axis)?;
     let mut all = Vec::with_capacity(outer * inner);
     for o in 0..outer {
@@ -254,7 +264,8 @@ pub fn sort(a: &Input, axis: usize, values: bool) -> Result<Reference, String> {
     for o in 0..outer {
         for i in 0..inner {
             for (k, &p) in lanes[o * inner + i].iter().enumerate() {
-                out[(o * n + k) * inner + i] = if values { get(&a.1, (o * n + p) * inner + i) } else { Scalar::U32(p as u32) };
+                out[(o * n + k) * inner + i] =
+                    if values { get(&a.1, (o * n + p) * inner + i) } else { Scalar::U32(p as u32) };
             }
         }
     }

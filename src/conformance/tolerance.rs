@@ -199,6 +199,9 @@ pub fn table() -> Vec<Row> {
         }
         rows.push(("matmul".into(), dtype, matmul()));
         rows.push(("fill_normal".into(), dtype, normal_fill(dtype)));
+        for op in ["cumsum", "cumprod", "scatter_add"] {
+            rows.push((op.into(), dtype, Tolerance::Bound));
+        }
     }
     rows.retain(|r| !r.2.is_exact());
     rows
@@ -212,6 +215,8 @@ pub fn bound_formula(op: &str) -> &'static str {
         "mean" => "ceil(log2 n) * eps * sum(abs(x)) / n + 1 ulp",
         "prod" => "n * eps * abs(prod) + 1 ulp",
         "matmul" => "k * eps * sum(abs(a * b)) + 1 ulp",
+        "cumsum" | "scatter_add" => "m * eps * sum(abs(x)) + 1 ulp",
+        "cumprod" => "m * eps * abs(prod) + 1 ulp",
         _ => "bound",
     }
 }
