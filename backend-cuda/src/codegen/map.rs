@@ -260,6 +260,26 @@ mod tests {
     }
 
     #[test]
+    fn views_walk_signed_strides_from_their_offsets() {
+        let p = Arc::new(Program::compile(&(Expr::arg(0) + Expr::arg(1)), &[DType::F32; 2]).unwrap());
+        let s = |d: &[usize]| Shape::new(d).unwrap();
+        // A fully flipped 3x4 buffer coalesces to one axis of stride -1 from offset 11; the
+        // plain input is read in place.
+        let flipped = Layout { shape: s(&[3, 4]), strides: vec![-4, -1], offset: 11 };
+        let plan = plan_views(&p, &[flipped, Layout::contiguous(s(&[3, 4]))], &s(&[3, 4]));
+        assert_eq!(plan.access, vec![Access::Strided, Access::Same]);
+        assert_eq!(plan.geometry, vec![12, (-1i32) as u32, 11]);
+        assert!(plan.kernel.source.contains("off[0] = g.base[0];"), "{}", plan.kernel.source);
+        // A broadcast row with a step-2 slice: [3, 4] from a [4] view of stride 2 at offset 1.
+        let row = Layout { shape: s(&[4]), strides: vec![2], offset: 1 };
+        let plan = plan_views(&p, &[row, Layout::contiguous(s(&[3, 4]))], &s(&[3, 4]));
+        assert_eq!(plan.geometry, vec![3, 4, 0, 2, 1]);
+        // A plain map and a map over views never share a kernel.
+        let plain = super::plan(&p, &[s(&[4]), s(&[3, 4])], &s(&[3, 4]));
+        assert!(!Arc::ptr_eq(&plain.kernel, &plan.kernel));
+    }
+
+    #[test]
     fn a_cast_is_the_map_of_core_cast_program() {
         let k = cast_kernel(DType::F32, DType::I32);
         assert!(k.source.contains("pc_to_i32(r0)"), "{}", k.source);

@@ -1,7 +1,7 @@
 //! Concat, pad, take, take_along_axis and scatter_add, as [`codegen::movement`] plans them:
 //! each op is seen as `[outer, axis, inner]` around its axis.
 
-use polycompute_core::{DType, Result, Scalar, Shape};
+use polycompute_core::{Error, Result, Scalar, Shape};
 
 use super::layout::copy;
 use crate::buffer::CudaBuffer;
@@ -16,14 +16,16 @@ fn grid(dev: &CudaDevice, n: usize) -> (u32, u32, u32) {
 
 /// The inputs (of `shapes`) joined along `axis`: one copy launch per non-empty input.
 pub(super) fn concat(dev: &CudaDevice, axis: usize, shapes: &[Shape], inputs: &[&CudaBuffer]) -> Result<CudaBuffer> {
-    let dtype = inputs.first().map_or(DType::F32, |b| b.dtype);
-    let total_axis: usize = shapes.iter().map(|s| s.dims()[axis]).sum();
-    let (outer, _, inner) = split_axis(&shapes[0], axis);
+    let (Some(first), Some(dtype)) = (shapes.first(), inputs.first().map(|b| b.dtype)) else {
+        return Err(Error::InvalidShape("concat needs at least one input".into()));
+    };
+    let total_axis: usize = shapes.iter().map(|s| s.dims().get(axis).copied().unwrap_or(0)).sum();
+    let (outer, _, inner) = split_axis(first, axis);
     let out = dev.new_buffer(dtype, outer * total_axis * inner)?;
     let kernel = movement::concat_kernel(dtype.size_bytes());
     let mut col0 = 0usize;
     for (shape, input) in shapes.iter().zip(inputs) {
-        let row = shape.dims()[axis] * inner;
+        let row = shape.dims().get(axis).copied().unwrap_or(0) * inner;
         let n = outer * row;
         if n > 0 {
             let mut p = Params::default();
