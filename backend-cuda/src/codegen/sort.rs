@@ -1,11 +1,11 @@
 //! Sort, argsort and topk along an axis: a merge sort of `(key, index)` pairs per row. The
 //! key is numpy's order as an unsigned integer (`cuda/sort_key.cuh`: NaN last, -0.0 equal to
 //! +0.0; complemented for topk, so largest comes first and NaN before +inf), and ties are
-//! broken by the element's index, so every pair is distinct and any correct merge gives the
-//! stable result. The passes: gather each row's keys (rows of `[outer, n, inner]` along the
+//! broken by the element's index (the stable order). The passes: gather each row's keys (rows of `[outer, n, inner]` along the
 //! axis, any `inner`), then `⌈log2 n⌉` merge passes in which each element finds its place in
-//! the merged pair of runs by a binary search in the other run (one thread per element, no
-//! barrier), then a scatter of values or indices back along the axis.
+//! the merged pair of runs by a binary search of the keys of the other run (one thread per
+//! element, no barrier; the left run holds lower positions, so ties need no index reads),
+//! then a scatter of values or indices back along the axis.
 
 use std::sync::Arc;
 
@@ -72,12 +72,15 @@ pub fn merge_kernel(key_bytes: usize) -> Arc<Kernel> {
     u64 hi = (q & 1ull) ? s : s + 2ull * w;
     if (lo > n) lo = n;
     if (hi > n) hi = n;
-    // How many of its pairs sort before this one (all pairs are distinct).
+    // How many of its pairs sort before this one. Every element of the left run came from
+    // lower positions than every element of the right run, so an equal key in the left run
+    // sorts first and one in the right run after: no index needs reading.
+    const bool right = (q & 1ull) != 0ull;
     u64 a = lo, b = hi;
     while (a < b) {{
       const u64 m = (a + b) >> 1;
       const {k} km = keys[base + m];
-      if (km < key || (km == key && idx[base + m] < own)) a = m + 1; else b = m;
+      if (km < key || (right && km == key)) a = m + 1; else b = m;
     }}
     const u32 dst = base + (u32)(pair + (p - s) + (a - lo));
     keys_out[dst] = key;
