@@ -1,7 +1,7 @@
 //! `Op::Scan`: inclusive running sums and products along an axis, in order along the
-//! axis (integers wrap). Rows of the `[outer, n, inner]` view run in parallel; with
-//! `inner > 1` a whole slab `[i, ..]` is combined with slab `[i - 1, ..]` at once, which
-//! vectorises.
+//! axis (integers wrap). Each output element is written once, straight from the input.
+//! Lanes of the `[outer, n, inner]` view run in parallel; with `inner > 1` a whole slab
+//! `[i, ..]` is combined with slab `[i - 1, ..]` at once, which vectorises.
 
 use polycompute_core::op::ScanKind;
 use rayon::prelude::*;
@@ -16,33 +16,36 @@ pub(crate) fn scan<T: Num>(x: &[T], kind: ScanKind, a: Axis) -> Vec<T> {
         ScanKind::Sum => T::add,
         ScanKind::Prod => T::mul,
     };
-    let mut out = x.to_vec();
+    let mut out = vec![T::ZERO; x.len()];
     let block = a.n * a.inner;
     if block == 0 {
         return out;
     }
-    let run = |b: &mut [T]| {
+    let run = |(o, dst): (usize, &mut [T])| {
+        let src = &x[o * block..(o + 1) * block];
         if a.inner == 1 {
-            // One lane, contiguous: a plain running loop.
-            let mut acc = b[0];
-            for v in &mut b[1..] {
-                acc = f(acc, *v);
-                *v = acc;
+            let mut acc = src[0];
+            dst[0] = acc;
+            for (d, &v) in dst[1..].iter_mut().zip(&src[1..]) {
+                acc = f(acc, v);
+                *d = acc;
             }
             return;
         }
+        dst[..a.inner].copy_from_slice(&src[..a.inner]);
         for i in 1..a.n {
-            let (done, rest) = b.split_at_mut(i * a.inner);
+            let (done, rest) = dst.split_at_mut(i * a.inner);
             let prev = &done[(i - 1) * a.inner..];
-            for (o, &p) in rest[..a.inner].iter_mut().zip(prev) {
-                *o = f(p, *o);
+            let cur = &src[i * a.inner..(i + 1) * a.inner];
+            for ((d, &p), &v) in rest[..a.inner].iter_mut().zip(prev).zip(cur) {
+                *d = f(p, v);
             }
         }
     };
     if a.outer > 1 && out.len() >= PAR_MIN {
-        out.par_chunks_mut(block).for_each(run);
+        out.par_chunks_mut(block).enumerate().for_each(run);
     } else {
-        out.chunks_mut(block).for_each(run);
+        out.chunks_mut(block).enumerate().for_each(run);
     }
     out
 }

@@ -17,12 +17,22 @@ use crate::par::PAR_MIN;
 pub(crate) trait SortKey: Num {
     /// True when the key needs 64 bits (f64).
     const WIDE: bool;
+    /// True for floats, whose key merges the two zeros and every NaN.
+    const FLOAT: bool;
     /// The key.
     fn key(self) -> u64;
+    /// The value of a key (for floats: `+0.0` for the zeros' key, a NaN for NaN's).
+    fn from_key(k: u64) -> Self;
 }
 
 impl SortKey for f32 {
     const WIDE: bool = false;
+    const FLOAT: bool = true;
+    #[inline]
+    fn from_key(k: u64) -> f32 {
+        let k = k as u32;
+        f32::from_bits(if k >> 31 == 1 { k ^ 0x8000_0000 } else { !k })
+    }
     #[inline]
     fn key(self) -> u64 {
         if self.is_nan() {
@@ -36,6 +46,11 @@ impl SortKey for f32 {
 
 impl SortKey for f64 {
     const WIDE: bool = true;
+    const FLOAT: bool = true;
+    #[inline]
+    fn from_key(k: u64) -> f64 {
+        f64::from_bits(if k >> 63 == 1 { k ^ (1 << 63) } else { !k })
+    }
     #[inline]
     fn key(self) -> u64 {
         if self.is_nan() {
@@ -52,6 +67,11 @@ impl SortKey for f64 {
 
 impl SortKey for i32 {
     const WIDE: bool = false;
+    const FLOAT: bool = false;
+    #[inline]
+    fn from_key(k: u64) -> i32 {
+        ((k as u32) ^ 0x8000_0000) as i32
+    }
     #[inline]
     fn key(self) -> u64 {
         u64::from((self as u32) ^ 0x8000_0000)
@@ -60,6 +80,11 @@ impl SortKey for i32 {
 
 impl SortKey for u32 {
     const WIDE: bool = false;
+    const FLOAT: bool = false;
+    #[inline]
+    fn from_key(k: u64) -> u32 {
+        k as u32
+    }
     #[inline]
     fn key(self) -> u64 {
         u64::from(self)
@@ -109,8 +134,9 @@ fn lanes<U: Num>(a: Axis, m: usize, per_lane: impl Fn(usize, bool) -> Vec<U> + S
 
 /// The stable order of lane `r` (ascending, or descending with `!key`).
 fn lane_order<T: SortKey>(x: &[T], a: Axis, r: usize, par: bool, desc: bool) -> Vec<u32> {
+    let (o, i) = (r / a.inner, r % a.inner);
     let key = |k: usize| {
-        let key = x[at(a, r, k)].key();
+        let key = x[(o * a.n + k) * a.inner + i].key();
         if !desc {
             key
         } else if T::WIDE {
@@ -153,15 +179,42 @@ fn order_wide(n: usize, key: impl Fn(usize) -> u64 + Sync, par: bool) -> Vec<u32
     keyed.into_iter().map(|(_, i)| i).collect()
 }
 
-/// The stable sort of each lane.
+/// The stable sort of each lane. Equal keys are equal values except for the two zeros and
+/// NaNs (whose order a stable sort must keep), so the keys alone are sorted and turned back
+/// into values; then the run of zero keys and the run of NaN keys are refilled with the
+/// lane's zeros and NaNs in input order.
 pub(crate) fn sort<T: SortKey>(x: &[T], a: Axis) -> Vec<T> {
     lanes(a, a.n, |r, par| {
-        let idx = lane_order(x, a, r, par, false);
-        if par {
-            idx.into_par_iter().map(|k| x[at(a, r, k as usize)]).collect()
+        let (o, i) = (r / a.inner, r % a.inner);
+        let at = |k: usize| (o * a.n + k) * a.inner + i;
+        let mut keys: Vec<u64> = if par {
+            (0..a.n).into_par_iter().map(|k| x[at(k)].key()).collect()
         } else {
-            idx.into_iter().map(|k| x[at(a, r, k as usize)]).collect()
+            (0..a.n).map(|k| x[at(k)].key()).collect()
+        };
+        if par {
+            keys.par_sort_unstable();
+        } else {
+            keys.sort_unstable();
         }
+        let mut out: Vec<T> = if par {
+            keys.par_iter().map(|&k| T::from_key(k)).collect()
+        } else {
+            keys.iter().map(|&k| T::from_key(k)).collect()
+        };
+        if T::FLOAT {
+            for special in [T::ZERO.key(), if T::WIDE { u64::MAX } else { u64::from(u32::MAX) }] {
+                let start = keys.partition_point(|&k| k < special);
+                let end = keys.partition_point(|&k| k <= special);
+                if end > start {
+                    let originals = (0..a.n).map(|k| x[at(k)]).filter(|v| v.key() == special);
+                    for (slot, v) in out[start..end].iter_mut().zip(originals) {
+                        *slot = v;
+                    }
+                }
+            }
+        }
+        out
     })
 }
 
