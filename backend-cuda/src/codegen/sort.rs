@@ -1,11 +1,12 @@
 //! Sort, argsort and topk along an axis: a merge sort of `(key, index)` pairs per row. The
 //! key is numpy's order as an unsigned integer (`cuda/sort_key.cuh`: NaN last, -0.0 equal to
 //! +0.0; complemented for topk, so largest comes first and NaN before +inf), and ties are
-//! broken by the element's index (the stable order). The passes: gather each row's keys (rows of `[outer, n, inner]` along the
-//! axis, any `inner`), then `⌈log2 n⌉` merge passes in which each element finds its place in
-//! the merged pair of runs by a binary search of the keys of the other run (one thread per
-//! element, no barrier; the left run holds lower positions, so ties need no index reads),
-//! then a scatter of values or indices back along the axis.
+//! broken by the element's index (the stable order). The passes: gather each row's keys
+//! (rows of `[outer, n, inner]` along the axis, any `inner`), then `⌈log2 n⌉` merge passes
+//! in which each element finds its place in the merged pair of runs by a binary search of the
+//! keys of the other run (one thread per element, no barrier; the left run holds lower
+//! positions, so ties need no index reads), then a scatter of values or indices back along
+//! the axis.
 
 use std::sync::Arc;
 
