@@ -69,6 +69,19 @@ impl CpuDevice {
             Op::Transpose { shape, perm } => Ok(Output::host(layout::transpose(data[0], shape, perm))),
             Op::Cast { to } => layout::cast(data[0], *to, pool),
             Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, device, pool),
+            // Views, data movement, scans and sorting (issue 14): `views/`.
+            Op::MapViews { program, inputs, shape } => {
+                crate::views::strided::map_views(program, inputs, shape, data, pool)
+            }
+            Op::Concat { .. }
+            | Op::Take { .. }
+            | Op::TakeAlongAxis { .. }
+            | Op::ScatterAdd { .. }
+            | Op::Pad { .. }
+            | Op::Scan { .. }
+            | Op::Sort { .. }
+            | Op::Argsort { .. }
+            | Op::TopK { .. } => Ok(Output::host(crate::views::run(self, op, data)?)),
         }
     }
 }

@@ -36,6 +36,7 @@ mod par;
 mod philox;
 mod reduce;
 mod storage;
+mod views;
 
 pub use device::CpuDevice;
 pub use memory::CacheStats;

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use polycompute_core::{BinaryOp, DType, Expr, Fill, Op, Program, ReduceKind, Scalar, Shape, UnaryOp};
+use polycompute_core::{
+    BinaryOp, DType, Expr, Fill, Layout, Op, Program, ReduceKind, Scalar, ScanKind, Shape, UnaryOp,
+};
 use polycompute_cuda::codegen::{kernels_for, Kernel};
 use polycompute_cuda::nvrtc::{Nvrtc, NVRTC_ENV};
 
@@ -117,8 +119,92 @@ fn corpus() -> Vec<(String, Op, Vec<DType>)> {
         if dt.is_float() {
             ops.push((format!("matmul {dt}"), Op::Matmul { lhs: shape(&[2, 3]), rhs: shape(&[3, 4]) }, vec![dt, dt]));
         }
+        views_corpus(&mut ops, dt);
     }
     ops
+}
+
+/// The ops of issue 14 over `dt`: maps over views (negative, zero and offset strides), and
+/// every data-movement, scan and sort kernel.
+fn views_corpus(ops: &mut Vec<(String, Op, Vec<DType>)>, dt: DType) {
+    let (x, y) = (Expr::arg(0), Expr::arg(1));
+    let flipped = Layout { shape: shape(&[4, 6]), strides: vec![-6, 2], offset: 18 };
+    let broadcast = Layout { shape: shape(&[4, 6]), strides: vec![0, -1], offset: 5 };
+    let plain = Layout::contiguous(shape(&[4, 6]));
+    for (what, layouts) in
+        [("flip+broadcast", vec![flipped.clone(), broadcast]), ("plain+flip", vec![plain.clone(), flipped.clone()])]
+    {
+        if let Ok(program) = Program::compile(&(x.clone() + y.clone()), &[dt, dt]) {
+            let op = Op::MapViews { program: Arc::new(program), inputs: layouts, shape: shape(&[4, 6]) };
+            ops.push((format!("map views {what} {dt}"), op, vec![dt, dt]));
+        }
+    }
+    let identity = Arc::new(Program::identity(dt));
+    ops.push((
+        format!("contiguous of a flipped view {dt}"),
+        Op::MapViews { program: identity, inputs: vec![flipped], shape: shape(&[4, 6]) },
+        vec![dt],
+    ));
+    ops.push((
+        format!("concat {dt}"),
+        Op::Concat { axis: 1, shapes: vec![shape(&[2, 3]), shape(&[2, 5])] },
+        vec![dt, dt],
+    ));
+    ops.push((
+        format!("pad {dt}"),
+        Op::Pad { shape: shape(&[2, 3, 4]), widths: vec![(1, 0), (0, 2), (3, 1)], value: Scalar::zero(dt) },
+        vec![dt],
+    ));
+    for index in [DType::U32, DType::I32] {
+        let (a, idx) = (shape(&[3, 5, 2]), shape(&[4]));
+        ops.push((
+            format!("take {dt}[{index}]"),
+            Op::Take { axis: 1, shape: a.clone(), indices: idx.clone() },
+            vec![dt, index],
+        ));
+        ops.push((
+            format!("take_along_axis {dt}[{index}]"),
+            Op::TakeAlongAxis { axis: 1, shape: a.clone(), indices: shape(&[3, 4, 2]) },
+            vec![dt, index],
+        ));
+        ops.push((
+            format!("scatter_add {dt}[{index}]"),
+            Op::ScatterAdd { axis: 1, shape: a, indices: idx },
+            vec![dt, index, dt],
+        ));
+    }
+    for kind in ScanKind::ALL {
+        ops.push((format!("{} {dt}", kind.name()), Op::Scan { kind, axis: 0, shape: shape(&[5, 3]) }, vec![dt]));
+    }
+    ops.push((format!("sort {dt}"), Op::Sort { axis: 1, shape: shape(&[3, 7]) }, vec![dt]));
+    ops.push((format!("argsort {dt}"), Op::Argsort { axis: 0, shape: shape(&[3, 7]) }, vec![dt]));
+    ops.push((format!("topk {dt}"), Op::TopK { k: 2, axis: 1, shape: shape(&[3, 7]) }, vec![dt]));
+}
+
+/// The input shapes `op` declares (what `Op::output` validates the corpus against).
+fn input_shapes(op: &Op, inputs: &[DType]) -> Vec<Shape> {
+    match op {
+        Op::Map { input_shapes, .. } => input_shapes.clone(),
+        Op::MapViews { inputs: layouts, .. } => layouts.iter().map(|l| l.shape.clone()).collect(),
+        Op::Reduce { shape, .. }
+        | Op::Transpose { shape, .. }
+        | Op::Pad { shape, .. }
+        | Op::Scan { shape, .. }
+        | Op::Sort { shape, .. }
+        | Op::Argsort { shape, .. }
+        | Op::TopK { shape, .. } => vec![shape.clone()],
+        Op::Matmul { lhs, rhs } => vec![lhs.clone(), rhs.clone()],
+        Op::Concat { shapes, .. } => shapes.clone(),
+        Op::Take { shape, indices, .. } | Op::TakeAlongAxis { shape, indices, .. } => {
+            vec![shape.clone(), indices.clone()]
+        }
+        Op::ScatterAdd { axis, shape, indices } => {
+            let mut v = shape.dims().to_vec();
+            v.splice(*axis..*axis + 1, indices.dims().iter().copied());
+            vec![shape.clone(), indices.clone(), Shape::new(&v).unwrap()]
+        }
+        _ => inputs.iter().map(|_| shape(&[10])).collect(),
+    }
 }
 
 fn nvrtc_path() -> Option<PathBuf> {
@@ -135,12 +221,7 @@ fn every_generated_kernel_compiles_for_sm80_and_sm90() {
     let mut kernels: BTreeMap<String, (String, Kernel)> = BTreeMap::new();
     for (what, op, inputs) in corpus() {
         let out_ok = {
-            let shapes: Vec<Shape> = match &op {
-                Op::Map { input_shapes, .. } => input_shapes.clone(),
-                Op::Reduce { shape, .. } | Op::Transpose { shape, .. } => vec![shape.clone()],
-                Op::Matmul { lhs, rhs } => vec![lhs.clone(), rhs.clone()],
-                _ => inputs.iter().map(|_| shape(&[10])).collect(),
-            };
+            let shapes = input_shapes(&op, &inputs);
             let pairs: Vec<(DType, &Shape)> = inputs.iter().copied().zip(shapes.iter()).collect();
             op.output(&pairs)
         };

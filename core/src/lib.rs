@@ -14,6 +14,8 @@ pub mod expr;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod layout;
+mod movement;
 pub mod op;
 pub mod philox;
 pub mod plan;
@@ -29,6 +31,7 @@ pub mod sync;
 mod sys;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod view;
 
 pub use array::{map, DeviceArray};
 pub use backend::{
@@ -39,7 +42,9 @@ pub use device_id::DeviceId;
 pub use dtype::{DType, Element, HostSlice, HostVec, Scalar};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, Expr, Program, UnaryOp};
-pub use op::{Fill, Op, ReduceKind};
+pub use layout::Layout;
+pub use movement::IndexElement;
+pub use op::{Fill, Op, ReduceKind, ScanKind};
 pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext, WorkerMode, WorkerPlan};
 pub use probe::{probe, Probe};
 pub use shape::Shape;

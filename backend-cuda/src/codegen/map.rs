@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use polycompute_core::expr::InstOp;
 use polycompute_core::plan::{Access, MapLayout, MapSignature};
-use polycompute_core::{BinaryOp, DType, Program, Shape, UnaryOp};
+use polycompute_core::{BinaryOp, DType, Layout, Program, Shape, UnaryOp};
 
 use super::{cached, ctype, literal, Kernel, KernelKey};
 
@@ -31,31 +31,123 @@ pub struct MapPlan {
 pub fn plan(program: &Arc<Program>, input_shapes: &[Shape], out: &Shape) -> MapPlan {
     let layout = MapLayout::new(input_shapes, out);
     let signature = layout.signature(program);
-    let kernel = cached(KernelKey::Map(signature.clone()), || source(&signature));
+    let kernel = cached(KernelKey::Map(signature.clone()), || source(&signature, false));
     MapPlan { kernel, geometry: layout.words(), access: layout.access }
+}
+
+/// Plans the map of `program` over inputs read through `layouts` (views: signed strides,
+/// offsets) and broadcast to `out`, as [`polycompute_core::Op::MapViews`] declares them. An
+/// input whose layout is its whole buffer in row-major order of the output's shape is read in
+/// place; the others are strided, walked over dimensions coalesced with their signed strides.
+/// The geometry is `dims`, then each strided input's strides (as two's-complement words),
+/// then each one's offset: the kernel sums them in wrapping `u32` arithmetic, and the final
+/// index is in the buffer, so the wrapped sum is exact.
+pub fn plan_views(program: &Arc<Program>, layouts: &[Layout], out: &Shape) -> MapPlan {
+    let access: Vec<Access> = layouts
+        .iter()
+        .map(|l| {
+            if l.offset == 0 && l.shape == *out && l.is_contiguous() {
+                Access::Same
+            } else if l.offset == 0 && l.numel() == 1 {
+                Access::Scalar
+            } else {
+                Access::Strided
+            }
+        })
+        .collect();
+    let strided: Vec<&Layout> =
+        layouts.iter().zip(&access).filter(|(_, a)| **a == Access::Strided).map(|(l, _)| l).collect();
+    let (dims, strides) =
+        coalesce_signed(out.dims(), &strided.iter().map(|l| output_strides(l, out)).collect::<Vec<_>>());
+    let signature = MapSignature {
+        program: program.clone(),
+        access: access.clone(),
+        ndim: if strided.is_empty() { 0 } else { dims.len() },
+    };
+    let kernel = cached(KernelKey::MapViews(signature.clone()), || source(&signature, true));
+    let mut geometry = Vec::new();
+    if !strided.is_empty() {
+        geometry.extend(dims.iter().map(|&d| d as u32));
+        for s in &strides {
+            // Two's complement: the kernel's wrapping sum treats the word as a signed step.
+            geometry.extend(s.iter().map(|&x| x as u32));
+        }
+        geometry.extend(strided.iter().map(|l| l.offset as u32));
+    }
+    MapPlan { kernel, geometry, access }
+}
+
+/// The stride of `l` along each axis of `out` (numpy broadcasting: missing and size-1 axes
+/// step by 0).
+fn output_strides(l: &Layout, out: &Shape) -> Vec<i64> {
+    let (od, ld) = (out.dims(), l.shape.dims());
+    let lead = od.len() - ld.len().min(od.len());
+    (0..od.len()).map(|a| if a < lead || ld[a - lead] == 1 { 0 } else { l.strides[a - lead] as i64 }).collect()
+}
+
+/// Merges neighbouring axes that every input walks as one, drops size-1 axes, and keeps at
+/// least one axis (`[1]` for one element, `[0]` for none), as core's `coalesce` does for
+/// unsigned strides.
+fn coalesce_signed(dims: &[usize], strides: &[Vec<i64>]) -> (Vec<usize>, Vec<Vec<i64>>) {
+    if dims.contains(&0) {
+        return (vec![0], vec![vec![0]; strides.len()]);
+    }
+    let (mut od, mut os): (Vec<usize>, Vec<Vec<i64>>) = (Vec::new(), vec![Vec::new(); strides.len()]);
+    for (a, &size) in dims.iter().enumerate() {
+        if size == 1 {
+            continue;
+        }
+        let merge = !od.is_empty() && strides.iter().zip(&os).all(|(s, o)| o.last() == Some(&(s[a] * size as i64)));
+        if merge {
+            if let Some(last) = od.last_mut() {
+                *last *= size;
+            }
+            for (s, o) in strides.iter().zip(os.iter_mut()) {
+                if let Some(outer) = o.last_mut() {
+                    *outer = s[a];
+                }
+            }
+        } else {
+            od.push(size);
+            for (s, o) in strides.iter().zip(os.iter_mut()) {
+                o.push(s[a]);
+            }
+        }
+    }
+    if od.is_empty() {
+        return (vec![1], vec![vec![0]; strides.len()]);
+    }
+    (od, os)
 }
 
 /// The kernel of `cast(arg0)` from `from` to `to` (Op::Cast shares the map's semantics): the
 /// map of core's [`Program::cast`] over one input read in place.
 pub fn cast_kernel(from: DType, to: DType) -> Kernel {
-    source(&MapSignature { program: Arc::new(Program::cast(from, to)), access: vec![Access::Same], ndim: 0 })
+    source(&MapSignature { program: Arc::new(Program::cast(from, to)), access: vec![Access::Same], ndim: 0 }, false)
 }
 
 /// Elements per thread per loop trip: their loads are issued together, so each thread keeps
 /// several memory requests in flight (what a bandwidth-bound map needs to approach copy speed).
 const UNROLL: usize = 4;
 
-fn source(signature: &MapSignature) -> Kernel {
+/// The map kernel of `signature`; with `views`, each strided input starts at its offset
+/// (the geometry's last words) rather than 0.
+fn source(signature: &MapSignature, views: bool) -> Kernel {
     let MapSignature { program, access, ndim } = signature;
     let ndim = *ndim;
     let strided: Vec<usize> = signature.strided().collect();
     let mut s = String::new();
     if !strided.is_empty() {
-        let _ = writeln!(s, "struct Geo {{ u32 dim[{ndim}]; u32 st[{}][{ndim}]; }};", strided.len());
+        let base = if views { format!(" u32 base[{}];", strided.len()) } else { String::new() };
+        let _ = writeln!(s, "struct Geo {{ u32 dim[{ndim}]; u32 st[{}][{ndim}];{base} }};", strided.len());
         // Offsets of the strided inputs for output element idx.
         let _ = writeln!(s, "PC_FN void pc_offsets(u32 idx, const Geo& g, u32 off[{}]) {{", strided.len());
         for j in 0..strided.len() {
-            let _ = writeln!(s, "  off[{j}] = 0u;");
+            if views {
+                let _ = writeln!(s, "  off[{j}] = g.base[{j}];");
+            } else {
+                let _ = writeln!(s, "  off[{j}] = 0u;");
+            }
         }
         s.push_str("  u32 rest = idx;\n");
         for d in (0..ndim).rev() {
@@ -137,7 +229,8 @@ fn source(signature: &MapSignature) -> Kernel {
     let args: String = (0..program.inputs.len()).map(|k| format!("{}, ", load(k, "idx", "off"))).collect();
     let _ = writeln!(s, "    out[idx] = pc_eval({args}idx);");
     s.push_str("  }\n}\n");
-    Kernel::new(KernelKey::Map(signature.clone()), "pc_map", &s)
+    let key = if views { KernelKey::MapViews(signature.clone()) } else { KernelKey::Map(signature.clone()) };
+    Kernel::new(key, "pc_map", &s)
 }
 
 /// The prelude function of a unary op.
@@ -164,6 +257,26 @@ mod tests {
         assert_eq!(plan.access, vec![Access::Same, Access::Scalar, Access::Strided]);
         assert_eq!(plan.geometry, vec![3, 4, 0, 1]);
         assert!(plan.kernel.source.contains("in1[0]") && plan.kernel.source.contains("in2[off[u][0]]"));
+    }
+
+    #[test]
+    fn views_walk_signed_strides_from_their_offsets() {
+        let p = Arc::new(Program::compile(&(Expr::arg(0) + Expr::arg(1)), &[DType::F32; 2]).unwrap());
+        let s = |d: &[usize]| Shape::new(d).unwrap();
+        // A fully flipped 3x4 buffer coalesces to one axis of stride -1 from offset 11; the
+        // plain input is read in place.
+        let flipped = Layout { shape: s(&[3, 4]), strides: vec![-4, -1], offset: 11 };
+        let plan = plan_views(&p, &[flipped, Layout::contiguous(s(&[3, 4]))], &s(&[3, 4]));
+        assert_eq!(plan.access, vec![Access::Strided, Access::Same]);
+        assert_eq!(plan.geometry, vec![12, (-1i32) as u32, 11]);
+        assert!(plan.kernel.source.contains("off[0] = g.base[0];"), "{}", plan.kernel.source);
+        // A broadcast row with a step-2 slice: [3, 4] from a [4] view of stride 2 at offset 1.
+        let row = Layout { shape: s(&[4]), strides: vec![2], offset: 1 };
+        let plan = plan_views(&p, &[row, Layout::contiguous(s(&[3, 4]))], &s(&[3, 4]));
+        assert_eq!(plan.geometry, vec![3, 4, 0, 2, 1]);
+        // A plain map and a map over views never share a kernel.
+        let plain = super::plan(&p, &[s(&[4]), s(&[3, 4])], &s(&[3, 4]));
+        assert!(!Arc::ptr_eq(&plain.kernel, &plan.kernel));
     }
 
     #[test]

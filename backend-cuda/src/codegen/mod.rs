@@ -8,8 +8,11 @@ pub mod fill;
 pub mod layout;
 pub mod map;
 pub mod matmul;
+pub mod movement;
 pub mod reduce;
+pub mod scan;
 pub mod semantics;
+pub mod sort;
 
 use polycompute_core::sync::LockUnpoisoned;
 use std::collections::HashMap;
@@ -18,7 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use polycompute_core::plan::MapSignature;
 #[cfg(doc)]
 use polycompute_core::Program;
-use polycompute_core::{DType, Error, Fill, Op, ReduceKind, Result, Scalar};
+use polycompute_core::{DType, Error, Fill, Op, ReduceKind, Result, Scalar, ScanKind};
 
 /// A generated kernel: CUDA C++ source, the name of its `extern "C" __global__` entry, and
 /// the key it was generated for (what a device's module cache keys its loaded copy on).
@@ -82,6 +85,64 @@ pub enum KernelKey {
         /// Element type.
         dtype: DType,
     },
+    /// A map over views ([`map::plan_views`]): strided inputs start at their offsets.
+    MapViews(MapSignature),
+    /// The copy of one concat input ([`movement::concat_kernel`]).
+    Concat {
+        /// Element size.
+        bytes: usize,
+    },
+    /// Pad ([`movement::pad_kernel`]).
+    Pad {
+        /// Element size.
+        bytes: usize,
+        /// Axes (at least 1).
+        ndim: usize,
+    },
+    /// Take or take_along_axis ([`movement::take_kernel`]).
+    Take {
+        /// Element size.
+        bytes: usize,
+        /// Index dtype (u32 or i32).
+        index: DType,
+        /// take_along_axis (else take).
+        along: bool,
+    },
+    /// Scatter-add ([`movement::scatter_add_kernel`]).
+    ScatterAdd {
+        /// Element type.
+        dtype: DType,
+        /// Index dtype.
+        index: DType,
+    },
+    /// One pass of a scan ([`scan::kernel`]).
+    Scan {
+        /// cumsum or cumprod.
+        kind: ScanKind,
+        /// Element type.
+        dtype: DType,
+        /// Which pass.
+        pass: scan::ScanPass,
+    },
+    /// The key pass of a sort ([`sort::keys_kernel`]).
+    SortKeys {
+        /// Element type.
+        dtype: DType,
+        /// Complemented keys (topk).
+        descending: bool,
+    },
+    /// A merge pass of a sort ([`sort::merge_kernel`]).
+    SortMerge {
+        /// Key size.
+        key_bytes: usize,
+    },
+    /// Sort's value gather ([`sort::gather_kernel`]).
+    SortGather {
+        /// Element size.
+        bytes: usize,
+    },
+    /// Argsort's and topk's index pass ([`sort::indices_kernel`]).
+    SortIndices,
 }
 
 /// The kernel for `key`, made by `make` the first time in this process and shared after.
@@ -181,7 +242,36 @@ pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
             let dtype = *inputs.first().ok_or_else(|| Error::InvalidShape("matmul takes two inputs".into()))?;
             vec![matmul::kernel(dtype)?]
         }
+        Op::MapViews { program, inputs: layouts, shape } => {
+            vec![(*map::plan_views(program, layouts, shape).kernel).clone()]
+        }
+        Op::Concat { .. } => vec![(*movement::concat_kernel(first(op, inputs)?.size_bytes())).clone()],
+        Op::Pad { shape, .. } => {
+            vec![(*movement::pad_kernel(first(op, inputs)?.size_bytes(), shape.dims().len())).clone()]
+        }
+        Op::Take { .. } | Op::TakeAlongAxis { .. } => {
+            let along = matches!(op, Op::TakeAlongAxis { .. });
+            let index = *inputs.get(1).ok_or_else(|| missing(op))?;
+            vec![(*movement::take_kernel(first(op, inputs)?.size_bytes(), index, along)).clone()]
+        }
+        Op::ScatterAdd { .. } => {
+            let index = *inputs.get(1).ok_or_else(|| missing(op))?;
+            vec![(*movement::scatter_add_kernel(first(op, inputs)?, index)).clone()]
+        }
+        Op::Scan { kind, .. } => scan::all_kernels(*kind, first(op, inputs)?),
+        Op::Sort { .. } => sort::all_kernels(first(op, inputs)?, sort::SortOutput::Values),
+        Op::Argsort { .. } => sort::all_kernels(first(op, inputs)?, sort::SortOutput::Indices),
+        Op::TopK { .. } => sort::all_kernels(first(op, inputs)?, sort::SortOutput::TopK),
     })
+}
+
+/// The dtype of `op`'s first input.
+fn first(op: &Op, inputs: &[DType]) -> Result<DType> {
+    inputs.first().copied().ok_or_else(|| missing(op))
+}
+
+fn missing(op: &Op) -> Error {
+    Error::InvalidShape(format!("{} is missing an input dtype", op.name()))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use polycompute_core::{DType, Program, Result, Shape};
+use polycompute_core::{DType, Layout, Program, Result, Shape};
 
 use super::layout::copy;
 use crate::buffer::CudaBuffer;
@@ -19,6 +19,17 @@ pub(super) fn run(
     inputs: &[&CudaBuffer],
 ) -> Result<CudaBuffer> {
     launch(dev, &map::plan(program, input_shapes, shape), program.output_dtype(), shape.numel(), inputs)
+}
+
+/// Runs `program` over `inputs` read through `layouts` (views) and broadcast to `shape`.
+pub(super) fn run_views(
+    dev: &CudaDevice,
+    program: &Arc<Program>,
+    layouts: &[Layout],
+    shape: &Shape,
+    inputs: &[&CudaBuffer],
+) -> Result<CudaBuffer> {
+    launch(dev, &map::plan_views(program, layouts, shape), program.output_dtype(), shape.numel(), inputs)
 }
 
 /// Converts `src` to `to` (a device copy when the dtype does not change).

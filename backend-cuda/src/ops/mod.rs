@@ -6,11 +6,15 @@ mod fill;
 mod layout;
 mod map;
 pub(crate) mod matmul;
+mod movement;
 mod reduce;
+mod scan;
+mod sort;
 
 use polycompute_core::{Error, Op, Result};
 
 use crate::buffer::CudaBuffer;
+use crate::codegen::sort::SortOutput;
 use crate::device::CudaDevice;
 
 /// Executes `op` on `inputs`, which core's typed layer has already validated (each is this
@@ -28,5 +32,19 @@ pub(crate) fn execute(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> Resu
         Op::Transpose { shape, perm } => layout::transpose(dev, input(0)?, shape, perm),
         Op::Reduce { kind, axis, shape } => reduce::run(dev, input(0)?, *kind, *axis, shape),
         Op::Matmul { lhs, rhs } => matmul::run(dev, input(0)?, input(1)?, lhs, rhs),
+        Op::MapViews { program, inputs: layouts, shape } => map::run_views(dev, program, layouts, shape, inputs),
+        Op::Concat { axis, shapes } => movement::concat(dev, *axis, shapes, inputs),
+        Op::Take { axis, shape, indices } => movement::take(dev, input(0)?, input(1)?, *axis, shape, indices, false),
+        Op::TakeAlongAxis { axis, shape, indices } => {
+            movement::take(dev, input(0)?, input(1)?, *axis, shape, indices, true)
+        }
+        Op::ScatterAdd { axis, shape, indices } => {
+            movement::scatter_add(dev, [input(0)?, input(1)?, input(2)?], *axis, shape, indices)
+        }
+        Op::Pad { shape, widths, value } => movement::pad(dev, input(0)?, shape, widths, *value),
+        Op::Scan { kind, axis, shape } => scan::run(dev, input(0)?, *kind, *axis, shape),
+        Op::Sort { axis, shape } => sort::run(dev, input(0)?, *axis, shape, SortOutput::Values, 0),
+        Op::Argsort { axis, shape } => sort::run(dev, input(0)?, *axis, shape, SortOutput::Indices, 0),
+        Op::TopK { k, axis, shape } => sort::run(dev, input(0)?, *axis, shape, SortOutput::TopK, *k),
     }
 }

@@ -1,0 +1,51 @@
+//! `Op::Scan`: inclusive running sums and products along an axis, in order along the
+//! axis (integers wrap). Each output element is written once, straight from the input.
+//! Lanes of the `[outer, n, inner]` view run in parallel; with `inner > 1` a whole slab
+//! `[i, ..]` is combined with slab `[i - 1, ..]` at once, which vectorises.
+
+use polycompute_core::op::ScanKind;
+use rayon::prelude::*;
+
+use super::Axis;
+use crate::num::Num;
+use crate::par::PAR_MIN;
+
+/// The running sum or product of `x` along the axis `a` describes.
+pub(crate) fn scan<T: Num>(x: &[T], kind: ScanKind, a: Axis) -> Vec<T> {
+    let f: fn(T, T) -> T = match kind {
+        ScanKind::Sum => T::add,
+        ScanKind::Prod => T::mul,
+    };
+    let mut out = vec![T::ZERO; x.len()];
+    let block = a.n * a.inner;
+    if block == 0 {
+        return out;
+    }
+    let run = |(o, dst): (usize, &mut [T])| {
+        let src = &x[o * block..(o + 1) * block];
+        if a.inner == 1 {
+            let mut acc = src[0];
+            dst[0] = acc;
+            for (d, &v) in dst[1..].iter_mut().zip(&src[1..]) {
+                acc = f(acc, v);
+                *d = acc;
+            }
+            return;
+        }
+        dst[..a.inner].copy_from_slice(&src[..a.inner]);
+        for i in 1..a.n {
+            let (done, rest) = dst.split_at_mut(i * a.inner);
+            let prev = &done[(i - 1) * a.inner..];
+            let cur = &src[i * a.inner..(i + 1) * a.inner];
+            for ((d, &p), &v) in rest[..a.inner].iter_mut().zip(prev).zip(cur) {
+                *d = f(p, v);
+            }
+        }
+    };
+    if a.outer > 1 && out.len() >= PAR_MIN {
+        out.par_chunks_mut(block).enumerate().for_each(run);
+    } else {
+        out.chunks_mut(block).enumerate().for_each(run);
+    }
+    out
+}

@@ -1,0 +1,36 @@
+//! The ops of issue 14 on a real CUDA device (skipped, and saying so, where there is none,
+//! unless `POLYCOMPUTE_REQUIRE` lists `cuda`), compared with the CPU backend: the host
+//! emulation's cases, which a real grid runs with many threads (so races and atomics are
+//! exercised), and large ones (hundreds of thousands of elements per sorted row, chunked
+//! scans with carries, 65536 contended atomic adds, a long negative-step map).
+
+use polycompute_core::{testing, BackendKind, DType, Device};
+
+mod views_cases;
+use views_cases::{cases, compare, large_cases};
+
+#[test]
+fn issue_14_ops_agree_with_the_cpu_backend_on_the_device() {
+    let _ = polycompute_cpu::CpuBackend;
+    let _ = polycompute_cuda::cublas_status();
+    let Some(cuda) = testing::devices::open_or_skip(BackendKind::Cuda, 0).unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let cpu = Device::open(BackendKind::Cpu, 0).unwrap();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for dt in DType::ALL {
+        for c in cases(dt).into_iter().chain(large_cases(dt)) {
+            let run = |dev: &Device| {
+                let bufs: Vec<_> = c.inputs.iter().map(|v| dev.backend().upload(v.as_slice()).unwrap()).collect();
+                let refs: Vec<_> = bufs.iter().collect();
+                let out = dev.backend().execute(&c.op, &refs).unwrap_or_else(|e| panic!("{}: {e}", c.tag));
+                dev.backend().download(&out).unwrap()
+            };
+            failures.extend(compare(&c, &run(&cuda), &run(&cpu)));
+            count += 1;
+        }
+    }
+    println!("{count} issue-14 cases on {} against the CPU backend, {} mismatches", cuda.info().name, failures.len());
+    assert!(failures.is_empty(), "{}", failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
+}
