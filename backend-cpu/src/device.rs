@@ -35,6 +35,8 @@ impl CpuDevice {
             Op::Transpose { shape, perm } => layout::transpose(data[0], shape, perm),
             Op::Cast { to } => layout::cast(data[0], *to),
             Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, device)?,
+            // The ops of issue 14 (views, data movement, scans, sorting): see `views.rs`.
+            _ => crate::views::run(self, op, data)?,
         })
     }
 }

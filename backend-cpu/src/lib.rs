@@ -29,6 +29,7 @@ mod par;
 mod philox;
 mod reduce;
 mod storage;
+mod views;
 
 pub use device::CpuDevice;
 pub use storage::CpuBuffer;

@@ -10,15 +10,18 @@ use crate::device::Device;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::expr::{Expr, Program};
+use crate::layout::Layout;
 use crate::op::{Op, ReduceKind};
 use crate::shape::Shape;
 
-/// An n-dimensional array of `T` in a device's memory. Arrays are immutable: every
-/// operation returns a new array, and `clone` shares the buffer.
+/// An n-dimensional array of `T` in a device's memory: a buffer and a [`Layout`] (shape,
+/// strides, offset), so slices, flips, transposes and broadcasts are views that share
+/// the buffer. Arrays are immutable: every operation returns a new array, and `clone`
+/// shares the buffer.
 pub struct DeviceArray<T: Element> {
     device: Device,
     buffer: BufferRef,
-    shape: Shape,
+    layout: Layout,
     _elem: PhantomData<T>,
 }
 
@@ -27,7 +30,7 @@ impl<T: Element> Clone for DeviceArray<T> {
         DeviceArray {
             device: self.device.clone(),
             buffer: self.buffer.clone(),
-            shape: self.shape.clone(),
+            layout: self.layout.clone(),
             _elem: PhantomData,
         }
     }
@@ -35,7 +38,7 @@ impl<T: Element> Clone for DeviceArray<T> {
 
 impl<T: Element> fmt::Debug for DeviceArray<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DeviceArray<{}>{} on {}", T::DTYPE, self.shape, self.device.id())
+        write!(f, "DeviceArray<{}>{} on {}", T::DTYPE, self.layout.shape, self.device.id())
     }
 }
 
@@ -56,7 +59,20 @@ impl<T: Element> DeviceArray<T> {
                 expected: shape.numel(),
             });
         }
-        Ok(DeviceArray { device, buffer, shape, _elem: PhantomData })
+        Ok(DeviceArray { device, buffer, layout: Layout::contiguous(shape), _elem: PhantomData })
+    }
+
+    /// A view of `buffer` through `layout` (checked to stay inside the buffer).
+    pub fn from_view(device: Device, buffer: BufferRef, layout: Layout) -> Result<Self> {
+        if buffer.dtype() != T::DTYPE {
+            return Err(Error::DTypeMismatch {
+                context: "DeviceArray buffer".into(),
+                expected: T::DTYPE,
+                found: buffer.dtype(),
+            });
+        }
+        layout.check_within(buffer.len())?;
+        Ok(DeviceArray { device, buffer, layout, _elem: PhantomData })
     }
 
     pub(crate) fn upload_slice(device: &Device, data: &[T], shape: Shape) -> Result<Self> {
@@ -78,22 +94,34 @@ impl<T: Element> DeviceArray<T> {
 
     /// The dimensions.
     pub fn shape(&self) -> &[usize] {
-        self.shape.dims()
+        self.layout.shape.dims()
     }
 
     /// The shape as a [`Shape`].
     pub fn shape_ref(&self) -> &Shape {
-        &self.shape
+        &self.layout.shape
+    }
+
+    /// Where the elements sit in [`DeviceArray::buffer`].
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// True when the array is its whole buffer in row-major order (not a view that
+    /// skips, reorders or repeats elements); ops other than maps read only such arrays,
+    /// and copy a view once ([`DeviceArray::contiguous`]) first.
+    pub fn is_plain(&self) -> bool {
+        self.layout.is_plain(self.buffer.len())
     }
 
     /// Number of dimensions.
     pub fn ndim(&self) -> usize {
-        self.shape.ndim()
+        self.layout.shape.ndim()
     }
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.shape.numel()
+        self.layout.shape.numel()
     }
 
     /// True when the array has no elements.
@@ -111,21 +139,23 @@ impl<T: Element> DeviceArray<T> {
         &self.device
     }
 
-    /// The device buffer.
+    /// The device buffer (of a view: the whole buffer it looks into; see
+    /// [`DeviceArray::layout`]).
     pub fn buffer(&self) -> &BufferRef {
         &self.buffer
     }
 
-    /// Copies the elements to the host, row-major.
+    /// Copies the elements to the host, row-major (of a view: the view's elements).
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let host = self.device.backend().download(&self.buffer)?;
+        let plain = self.contiguous()?;
+        let host = self.device.backend().download(&plain.buffer)?;
         let found = host.dtype();
         T::from_host_vec(host).ok_or(Error::DTypeMismatch { context: "download".into(), expected: T::DTYPE, found })
     }
 
     /// Copies the array to the host as an `ndarray` of dynamic dimension.
     pub fn to_ndarray(&self) -> Result<ndarray::ArrayD<T>> {
-        ndarray::ArrayD::from_shape_vec(self.shape.dims(), self.to_vec()?)
+        ndarray::ArrayD::from_shape_vec(self.shape(), self.to_vec()?)
             .map_err(|e| Error::InvalidShape(e.to_string()))
     }
 
@@ -137,7 +167,8 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// The same elements under another shape with the same element count (no copy).
+    /// The same elements under another shape with the same element count: a view of a
+    /// contiguous array (no copy); a non-contiguous view is copied once first.
     pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
         let shape = Shape::new(shape)?;
         if shape.numel() != self.len() {
@@ -147,10 +178,47 @@ impl<T: Element> DeviceArray<T> {
                 expected: shape.numel(),
             });
         }
-        Ok(DeviceArray { shape, ..self.clone() })
+        match self.layout.reshape_contiguous(&shape) {
+            Some(layout) => Ok(self.view(layout)),
+            None => {
+                let plain = self.contiguous()?;
+                Ok(plain.view(Layout::contiguous(shape)))
+            }
+        }
     }
 
-    fn run<U: Element>(&self, op: Op, inputs: &[&BufferRef], shapes: &[(DType, &Shape)]) -> Result<DeviceArray<U>> {
+    pub(crate) fn view(&self, layout: Layout) -> Self {
+        DeviceArray { layout, ..self.clone() }
+    }
+
+    /// The array as a plain array ([`DeviceArray::is_plain`]): itself when it is one,
+    /// else a copy of the view's elements in a new buffer (a transpose kernel for a
+    /// permuted array, an identity map over the view otherwise).
+    pub fn contiguous(&self) -> Result<Self> {
+        if self.is_plain() {
+            return Ok(self.clone());
+        }
+        if let Some((base, perm)) = crate::view::as_permutation(&self.layout, self.buffer.len()) {
+            let op = Op::Transpose { shape: base.clone(), perm };
+            return self.run_on(op, &[&self.buffer], &[(T::DTYPE, &base)]);
+        }
+        let program = Arc::new(Program::identity(T::DTYPE));
+        let op = Op::MapViews { program, inputs: vec![self.layout.clone()], shape: self.layout.shape.clone() };
+        let shape = self.layout.shape.clone();
+        self.run_on(op, &[&self.buffer], &[(T::DTYPE, &shape)])
+    }
+
+    /// The buffer of [`DeviceArray::contiguous`].
+    pub(crate) fn plain_buffer(&self) -> Result<BufferRef> {
+        Ok(self.contiguous()?.buffer)
+    }
+
+    pub(crate) fn run_on<U: Element>(
+        &self,
+        op: Op,
+        inputs: &[&BufferRef],
+        shapes: &[(DType, &Shape)],
+    ) -> Result<DeviceArray<U>> {
         let (dtype, shape) = op.output(shapes)?;
         if dtype != U::DTYPE {
             return Err(Error::DTypeMismatch {
@@ -163,8 +231,9 @@ impl<T: Element> DeviceArray<T> {
         DeviceArray::from_parts(self.device.clone(), buffer, shape)
     }
 
-    fn unary_op<U: Element>(&self, op: Op) -> Result<DeviceArray<U>> {
-        self.run(op, &[&self.buffer], &[(T::DTYPE, &self.shape)])
+    pub(crate) fn unary_op<U: Element>(&self, op: Op) -> Result<DeviceArray<U>> {
+        let buffer = self.plain_buffer()?;
+        self.run_on(op, &[&buffer], &[(T::DTYPE, &self.layout.shape)])
     }
 
     /// Applies an elementwise expression of the element (`|x| x * 2.0 + 1.0`); the result
@@ -184,7 +253,7 @@ impl<T: Element> DeviceArray<T> {
     }
 
     fn reduce<U: Element>(&self, kind: ReduceKind, axis: Option<usize>) -> Result<DeviceArray<U>> {
-        self.unary_op(Op::Reduce { kind, axis, shape: self.shape.clone() })
+        self.unary_op(Op::Reduce { kind, axis, shape: self.layout.shape.clone() })
     }
 
     /// Sum of all elements (`None`, a 0-d array) or along `axis`. Floats sum pairwise;
@@ -226,8 +295,10 @@ impl<T: Element> DeviceArray<T> {
     /// Matrix product: `[m, k] @ [k, n]` or batched `[b, m, k] @ [b, k, n]` (f32, f64).
     pub fn matmul(&self, rhs: &DeviceArray<T>) -> Result<DeviceArray<T>> {
         same_device(&self.device, &rhs.device)?;
-        let op = Op::Matmul { lhs: self.shape.clone(), rhs: rhs.shape.clone() };
-        self.run(op, &[&self.buffer, &rhs.buffer], &[(T::DTYPE, &self.shape), (T::DTYPE, &rhs.shape)])
+        let (lhs_shape, rhs_shape) = (self.shape_ref(), rhs.shape_ref());
+        let op = Op::Matmul { lhs: lhs_shape.clone(), rhs: rhs_shape.clone() };
+        let (a, b) = (self.plain_buffer()?, rhs.plain_buffer()?);
+        self.run_on(op, &[&a, &b], &[(T::DTYPE, lhs_shape), (T::DTYPE, rhs_shape)])
     }
 
     /// Converts every element to `U` (rules in [`crate::expr`]).
@@ -235,18 +306,21 @@ impl<T: Element> DeviceArray<T> {
         self.unary_op(Op::Cast { to: U::DTYPE })
     }
 
-    /// Reverses the axes (the matrix transpose for 2-D arrays).
+    /// Reverses the axes (the matrix transpose for 2-D arrays); a view.
     pub fn transpose(&self) -> Result<Self> {
         self.permute(&(0..self.ndim()).rev().collect::<Vec<_>>())
     }
 
-    /// Permutes the axes: output axis `i` is input axis `perm[i]`.
+    /// Permutes the axes: output axis `i` is input axis `perm[i]`; a view (no copy).
     pub fn permute(&self, perm: &[usize]) -> Result<Self> {
-        self.unary_op(Op::Transpose { shape: self.shape.clone(), perm: perm.to_vec() })
+        Ok(self.view(self.layout.permute(perm)?))
     }
 
-    /// A copy in a new buffer on the same device.
+    /// A copy in a new buffer on the same device (of a view: its elements, contiguous).
     pub fn copy(&self) -> Result<Self> {
+        if !self.is_plain() {
+            return self.contiguous();
+        }
         self.unary_op(Op::Copy)
     }
 
@@ -259,7 +333,7 @@ impl<T: Element> DeviceArray<T> {
     }
 }
 
-fn same_device(a: &Device, b: &Device) -> Result<()> {
+pub(crate) fn same_device(a: &Device, b: &Device) -> Result<()> {
     if a != b {
         return Err(Error::DeviceMismatch { lhs: a.id(), rhs: b.id() });
     }
@@ -285,11 +359,17 @@ pub fn map<T: Element, U: Element>(
     let mut shape = Shape::scalar();
     for a in inputs {
         same_device(&first.device, &a.device)?;
-        shape = shape.broadcast(&a.shape, "map")?;
+        shape = shape.broadcast(a.shape_ref(), "map")?;
     }
-    let op =
-        Op::Map { program: Arc::new(program), input_shapes: inputs.iter().map(|a| a.shape.clone()).collect(), shape };
+    let program = Arc::new(program);
+    // Views are read in place (strided, offset, negative or broadcast strides) by
+    // `Op::MapViews`; plain arrays keep the plain `Op::Map`.
+    let op = if inputs.iter().all(|a| a.is_plain()) {
+        Op::Map { program, input_shapes: inputs.iter().map(|a| a.shape_ref().clone()).collect(), shape }
+    } else {
+        Op::MapViews { program, inputs: inputs.iter().map(|a| a.layout.clone()).collect(), shape }
+    };
     let buffers: Vec<&BufferRef> = inputs.iter().map(|a| &a.buffer).collect();
-    let shapes: Vec<(DType, &Shape)> = inputs.iter().map(|a| (T::DTYPE, &a.shape)).collect();
-    first.run(op, &buffers, &shapes)
+    let shapes: Vec<(DType, &Shape)> = inputs.iter().map(|a| (T::DTYPE, a.shape_ref())).collect();
+    first.run_on(op, &buffers, &shapes)
 }

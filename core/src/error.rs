@@ -209,6 +209,30 @@ pub enum Error {
         /// The length of the indexed axis.
         len: usize,
     },
+    /// An index (of `take`, `take_along_axis`, `scatter_add`, or an integer slice index)
+    /// outside `-len..len` (negative indices count from the end) on the indexed axis.
+    #[error("{op}: {argument} holds index {index}, out of range for an axis of length {len}; valid indices are -{len}..{len}")]
+    IndexOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// The argument that holds the index (`indices`, `slice`).
+        argument: &'static str,
+        /// The offending index (the smallest or largest one found).
+        index: i64,
+        /// The length of the indexed axis.
+        len: usize,
+    },
+    /// An argument whose value the operation cannot accept (a zero slice step, `k` larger
+    /// than the axis, concat of arrays whose other axes differ, ...).
+    #[error("{op}: invalid {argument}: {why}")]
+    InvalidArgument {
+        /// The operation.
+        op: &'static str,
+        /// The argument's name.
+        argument: &'static str,
+        /// What is wrong and what to do.
+        why: String,
+    },
     /// A worker pool that cannot be built or started (what to change is in the message).
     #[error("worker pool: {0}")]
     Pool(String),

@@ -11,6 +11,7 @@ pub mod device_id;
 pub mod dtype;
 pub mod error;
 pub mod expr;
+pub mod layout;
 pub mod op;
 pub mod philox;
 pub mod plan;
@@ -24,6 +25,8 @@ pub mod shared;
 #[doc(hidden)]
 pub mod sync;
 mod sys;
+mod view;
+mod movement;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -36,7 +39,9 @@ pub use device_id::DeviceId;
 pub use dtype::{DType, Element, HostSlice, HostVec, Scalar};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, Expr, Program, UnaryOp};
-pub use op::{Fill, Op, ReduceKind};
+pub use layout::Layout;
+pub use movement::IndexElement;
+pub use op::{Fill, Op, ReduceKind, ScanKind};
 pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext, WorkerMode, WorkerPlan};
 pub use probe::{probe, Probe};
 pub use shape::Shape;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::expr::Program;
+use crate::layout::Layout;
 use crate::shape::Shape;
 
 /// One operation for [`crate::DeviceBackend::execute`]. Constructed through
@@ -22,6 +23,21 @@ pub enum Op {
         /// Each input's own shape.
         input_shapes: Vec<Shape>,
         /// The output shape (all inputs broadcast together).
+        shape: Shape,
+    },
+    /// [`Op::Map`] over inputs that are views: input `k` is read through `inputs[k]`
+    /// (shape, signed strides in elements, offset into its buffer — see [`Layout`]), then
+    /// broadcast (numpy rules, by the layouts' shapes) to `shape`. Strides may be negative
+    /// (flips, negative-step slices) or 0 (broadcast views); every element a layout
+    /// reaches lies inside its buffer (checked before the backend runs). An input whose
+    /// buffer is exactly its layout in row-major order reads like an [`Op::Map`] input.
+    /// The output is contiguous.
+    MapViews {
+        /// The type-checked program.
+        program: Arc<Program>,
+        /// Each input's layout in its buffer.
+        inputs: Vec<Layout>,
+        /// The output shape (the layouts' shapes broadcast together).
         shape: Shape,
     },
     /// A reduction over all elements (`axis: None`, output has shape `[]`) or one axis
@@ -64,6 +80,121 @@ pub enum Op {
         /// Element count.
         len: usize,
     },
+    /// Joins the inputs (same dtype, same rank, equal dimensions except `axis`) along
+    /// `axis`, in order (numpy's `concatenate`; `stack` is concat of `expand_dims`).
+    Concat {
+        /// The axis joined along.
+        axis: usize,
+        /// Each input's shape.
+        shapes: Vec<Shape>,
+    },
+    /// numpy's `take(a, indices, axis)`: inputs `[a, indices]`, indices `u32` or `i32`
+    /// (negative counts from the end); output shape
+    /// `shape[..axis] ++ indices ++ shape[axis + 1..]`. Every index is in `-n..n`
+    /// (`n = shape[axis]`): the array layer checks it before queuing the op.
+    Take {
+        /// The axis indexed.
+        axis: usize,
+        /// Shape of `a`.
+        shape: Shape,
+        /// Shape of the index array.
+        indices: Shape,
+    },
+    /// numpy's `take_along_axis(a, indices, axis)`: inputs `[a, indices]`, `indices` of
+    /// the rank of `a` and its dimensions on every other axis (no broadcasting); output
+    /// `out[.., i, ..] = a[.., indices[.., i, ..], ..]`, shape `indices`. Indices as in
+    /// [`Op::Take`].
+    TakeAlongAxis {
+        /// The axis indexed.
+        axis: usize,
+        /// Shape of `a`.
+        shape: Shape,
+        /// Shape of the index array.
+        indices: Shape,
+    },
+    /// numpy's `np.add.at(a, (slice(None),) * axis + (indices,), values)` on a copy of
+    /// `a`: inputs `[a, indices, values]`, `values` of the shape [`Op::Take`] gives for
+    /// `(shape, indices)`; every value is added to the element its index names, repeated
+    /// indices accumulating (in index order on the CPU; floats may round differently on
+    /// GPUs, within the summation tolerance; integers wrap). Output shape `shape`.
+    ScatterAdd {
+        /// The axis indexed.
+        axis: usize,
+        /// Shape of `a` (and of the output).
+        shape: Shape,
+        /// Shape of the index array.
+        indices: Shape,
+    },
+    /// numpy's `pad(a, widths, constant_values=value)`: `widths[axis] = (before, after)`
+    /// elements of `value` around each axis.
+    Pad {
+        /// The input's shape.
+        shape: Shape,
+        /// Elements added before and after, per axis.
+        widths: Vec<(usize, usize)>,
+        /// The fill value (the array's dtype).
+        value: Scalar,
+    },
+    /// Inclusive scan along `axis` (numpy's `cumsum`/`cumprod`); integers wrap, floats
+    /// within the summation tolerance of docs/conformance.md.
+    Scan {
+        /// Sum or product.
+        kind: ScanKind,
+        /// The axis scanned.
+        axis: usize,
+        /// The input's (and output's) shape.
+        shape: Shape,
+    },
+    /// Stable ascending sort along `axis` in numpy's order: NaN last (after +inf), `-0.0`
+    /// and `+0.0` equal (they keep their input order).
+    Sort {
+        /// The axis sorted.
+        axis: usize,
+        /// The input's (and output's) shape.
+        shape: Shape,
+    },
+    /// The `u32` indices that [`Op::Sort`] puts in each place (numpy's
+    /// `argsort(kind='stable')`).
+    Argsort {
+        /// The axis sorted.
+        axis: usize,
+        /// The input's (and output's) shape.
+        shape: Shape,
+    },
+    /// The `u32` indices of the `k` largest elements along `axis`, largest first; equal
+    /// values by lower index first; NaN counts as larger than +inf (NaNs come first);
+    /// `-0.0` and `+0.0` are equal. Output shape: `shape` with `axis` of size `k`
+    /// (`k <= shape[axis]`). The values are `take_along_axis` of these indices.
+    TopK {
+        /// How many.
+        k: usize,
+        /// The axis searched.
+        axis: usize,
+        /// The input's shape.
+        shape: Shape,
+    },
+}
+
+/// The scans of [`Op::Scan`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScanKind {
+    /// Running sum (`cumsum`).
+    Sum,
+    /// Running product (`cumprod`).
+    Prod,
+}
+
+impl ScanKind {
+    /// Both scans.
+    pub const ALL: [ScanKind; 2] = [ScanKind::Sum, ScanKind::Prod];
+
+    /// `cumsum` or `cumprod`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ScanKind::Sum => "cumsum",
+            ScanKind::Prod => "cumprod",
+        }
+    }
 }
 
 /// The reductions.
@@ -159,6 +290,16 @@ impl Op {
             Op::Transpose { .. } => "transpose",
             Op::Cast { .. } => "cast",
             Op::Fill { .. } => "fill",
+            Op::MapViews { .. } => "map",
+            Op::Concat { .. } => "concat",
+            Op::Take { .. } => "take",
+            Op::TakeAlongAxis { .. } => "take_along_axis",
+            Op::ScatterAdd { .. } => "scatter_add",
+            Op::Pad { .. } => "pad",
+            Op::Scan { kind, .. } => kind.name(),
+            Op::Sort { .. } => "sort",
+            Op::Argsort { .. } => "argsort",
+            Op::TopK { .. } => "topk",
         }
     }
 
@@ -168,7 +309,10 @@ impl Op {
     pub fn output(&self, inputs: &[(DType, &Shape)]) -> Result<(DType, Shape)> {
         let arity = match self {
             Op::Map { input_shapes, .. } => input_shapes.len(),
-            Op::Matmul { .. } => 2,
+            Op::MapViews { inputs, .. } => inputs.len(),
+            Op::Concat { shapes, .. } => shapes.len(),
+            Op::Matmul { .. } | Op::Take { .. } | Op::TakeAlongAxis { .. } => 2,
+            Op::ScatterAdd { .. } => 3,
             Op::Fill { .. } => 0,
             _ => 1,
         };
@@ -176,37 +320,10 @@ impl Op {
             return Err(Error::InvalidShape(format!("{} takes {arity} input(s), got {}", self.name(), inputs.len())));
         }
         let out = match self {
-            Op::Map { program, input_shapes, shape } => {
-                if program.inputs.len() != inputs.len() {
-                    return Err(Error::MissingArgument { index: program.inputs.len(), available: inputs.len() });
-                }
-                for (i, ((dtype, s), (want, declared))) in
-                    inputs.iter().zip(program.inputs.iter().zip(input_shapes)).enumerate()
-                {
-                    if dtype != want {
-                        return Err(Error::DTypeMismatch {
-                            context: format!("map input {i}"),
-                            expected: *want,
-                            found: *dtype,
-                        });
-                    }
-                    if *s != declared {
-                        return Err(Error::InvalidShape(format!(
-                            "map input {i} has shape {s}, op declares {declared}"
-                        )));
-                    }
-                }
-                let mut bcast = Shape::scalar();
-                for s in input_shapes {
-                    bcast = bcast.broadcast(s, "map")?;
-                }
-                if bcast != *shape {
-                    return Err(Error::InvalidShape(format!(
-                        "map output shape {shape} is not the inputs' broadcast shape {bcast}"
-                    )));
-                }
-                check_len(shape.numel(), "map")?;
-                (program.output_dtype(), shape.clone())
+            Op::Map { program, input_shapes, shape } => map_output(program, input_shapes, shape, inputs)?,
+            Op::MapViews { program, inputs: layouts, shape } => {
+                let shapes: Vec<Shape> = layouts.iter().map(|l| l.shape.clone()).collect();
+                map_output(program, &shapes, shape, inputs)?
             }
             Op::Reduce { kind, axis, shape } => {
                 let (dtype, s) = inputs[0];
@@ -288,6 +405,128 @@ impl Op {
                 }
                 (*dtype, Shape::new(&[*len])?)
             }
+            Op::Concat { axis, shapes } => {
+                let first = shapes.first().ok_or(Error::InvalidArgument {
+                    op: "concat",
+                    argument: "arrays",
+                    why: "no arrays given; pass at least one".into(),
+                })?;
+                let dtype = inputs[0].0;
+                let nd = first.ndim();
+                if *axis >= nd {
+                    return Err(Error::AxisOutOfRange { op: "concat", axis: *axis, ndim: nd });
+                }
+                let mut dims = first.dims().to_vec();
+                dims[*axis] = 0;
+                for (i, ((d, s), declared)) in inputs.iter().zip(shapes).enumerate() {
+                    declared_is(s, declared, "concat", i)?;
+                    if *d != dtype {
+                        return Err(Error::DTypeMismatch { context: format!("concat array {i}"), expected: dtype, found: *d });
+                    }
+                    let same = s.ndim() == nd && (0..nd).all(|a| a == *axis || s.dims()[a] == first.dims()[a]);
+                    if !same {
+                        return Err(Error::InvalidArgument {
+                            op: "concat",
+                            argument: "arrays",
+                            why: format!(
+                                "array {i} has shape {s} but array 0 has {first}; all must agree except along axis {axis}"
+                            ),
+                        });
+                    }
+                    dims[*axis] += s.dims()[*axis];
+                }
+                let out = Shape::new(&dims)?;
+                check_len(out.numel(), "concat")?;
+                (dtype, out)
+            }
+            Op::Take { axis, shape, indices } => {
+                let (dtype, s) = inputs[0];
+                declared_is(s, shape, "take", 0)?;
+                index_input(inputs[1], indices, "take")?;
+                let out = take_shape(shape, indices, *axis, "take")?;
+                (dtype, out)
+            }
+            Op::TakeAlongAxis { axis, shape, indices } => {
+                let (dtype, s) = inputs[0];
+                declared_is(s, shape, "take_along_axis", 0)?;
+                index_input(inputs[1], indices, "take_along_axis")?;
+                along_axis(shape, indices, *axis, "take_along_axis")?;
+                check_len(indices.numel().max(shape.numel()), "take_along_axis")?;
+                (dtype, indices.clone())
+            }
+            Op::ScatterAdd { axis, shape, indices } => {
+                let (dtype, s) = inputs[0];
+                declared_is(s, shape, "scatter_add", 0)?;
+                index_input(inputs[1], indices, "scatter_add")?;
+                let want = take_shape(shape, indices, *axis, "scatter_add")?;
+                let (vd, vs) = inputs[2];
+                if vd != dtype {
+                    return Err(Error::DTypeMismatch { context: "scatter_add values".into(), expected: dtype, found: vd });
+                }
+                if *vs != want {
+                    return Err(Error::InvalidArgument {
+                        op: "scatter_add",
+                        argument: "values",
+                        why: format!("values have shape {vs}; for these indices they need {want}"),
+                    });
+                }
+                (dtype, shape.clone())
+            }
+            Op::Pad { shape, widths, value } => {
+                let (dtype, s) = inputs[0];
+                declared_is(s, shape, "pad", 0)?;
+                if widths.len() != shape.ndim() {
+                    return Err(Error::InvalidArgument {
+                        op: "pad",
+                        argument: "widths",
+                        why: format!("{} (before, after) pairs for an array of {} axes; give one per axis", widths.len(), shape.ndim()),
+                    });
+                }
+                if value.dtype() != dtype {
+                    return Err(Error::DTypeMismatch { context: "pad value".into(), expected: dtype, found: value.dtype() });
+                }
+                let dims = shape
+                    .dims()
+                    .iter()
+                    .zip(widths)
+                    .map(|(&d, &(lo, hi))| d.checked_add(lo).and_then(|x| x.checked_add(hi)))
+                    .collect::<Option<Vec<usize>>>()
+                    .ok_or_else(|| Error::TooLarge(format!("pad of {shape} by {widths:?} overflows")))?;
+                let out = Shape::new(&dims)?;
+                check_len(out.numel(), "pad")?;
+                (dtype, out)
+            }
+            Op::Scan { kind, axis, shape } => {
+                let (dtype, s) = inputs[0];
+                declared_is(s, shape, kind.name(), 0)?;
+                axis_in(*axis, shape, kind.name())?;
+                check_len(shape.numel(), kind.name())?;
+                (dtype, shape.clone())
+            }
+            Op::Sort { axis, shape } | Op::Argsort { axis, shape } => {
+                let (dtype, s) = inputs[0];
+                declared_is(s, shape, self.name(), 0)?;
+                axis_in(*axis, shape, self.name())?;
+                check_len(shape.numel(), self.name())?;
+                (if matches!(self, Op::Sort { .. }) { dtype } else { DType::U32 }, shape.clone())
+            }
+            Op::TopK { k, axis, shape } => {
+                let s = inputs[0].1;
+                declared_is(s, shape, "topk", 0)?;
+                axis_in(*axis, shape, "topk")?;
+                let n = shape.dims()[*axis];
+                if *k > n {
+                    return Err(Error::InvalidArgument {
+                        op: "topk",
+                        argument: "k",
+                        why: format!("k = {k} but axis {axis} of {shape} has {n} elements; use k <= {n}"),
+                    });
+                }
+                check_len(shape.numel(), "topk")?;
+                let mut dims = shape.dims().to_vec();
+                dims[*axis] = *k;
+                (DType::U32, Shape::new(&dims)?)
+            }
         };
         Ok(out)
     }
@@ -311,6 +550,96 @@ pub fn matmul_shape(lhs: &Shape, rhs: &Shape) -> Result<Shape> {
     let mut out = l[..n - 1].to_vec();
     out.push(r[n - 1]);
     Shape::new(&out)
+}
+
+/// Validates a map over inputs of `input_shapes` (as `inputs` says they are) to `shape`.
+fn map_output(program: &Program, input_shapes: &[Shape], shape: &Shape, inputs: &[(DType, &Shape)]) -> Result<(DType, Shape)> {
+            if program.inputs.len() != inputs.len() {
+                return Err(Error::MissingArgument { index: program.inputs.len(), available: inputs.len() });
+            }
+            for (i, ((dtype, s), (want, declared))) in
+                inputs.iter().zip(program.inputs.iter().zip(input_shapes)).enumerate()
+            {
+                if dtype != want {
+                    return Err(Error::DTypeMismatch {
+                        context: format!("map input {i}"),
+                        expected: *want,
+                        found: *dtype,
+                    });
+                }
+                if *s != declared {
+                    return Err(Error::InvalidShape(format!(
+                        "map input {i} has shape {s}, op declares {declared}"
+                    )));
+                }
+            }
+            let mut bcast = Shape::scalar();
+            for s in input_shapes {
+                bcast = bcast.broadcast(s, "map")?;
+            }
+            if bcast != *shape {
+                return Err(Error::InvalidShape(format!(
+                    "map output shape {shape} is not the inputs' broadcast shape {bcast}"
+                )));
+            }
+            check_len(shape.numel(), "map")?;
+            Ok((program.output_dtype(), shape.clone()))
+}
+
+/// Checks that input `i`'s actual shape is the one the op declares.
+fn declared_is(actual: &Shape, declared: &Shape, op: &str, i: usize) -> Result<()> {
+    if actual != declared {
+        return Err(Error::InvalidShape(format!("{op} input {i} has shape {actual}, op declares {declared}")));
+    }
+    Ok(())
+}
+
+fn axis_in(axis: usize, shape: &Shape, op: &'static str) -> Result<()> {
+    if axis >= shape.ndim() {
+        return Err(Error::AxisOutOfRange { op, axis, ndim: shape.ndim() });
+    }
+    Ok(())
+}
+
+/// Checks an index input: `u32` or `i32`, of the declared shape.
+fn index_input((dtype, s): (DType, &Shape), declared: &Shape, op: &'static str) -> Result<()> {
+    declared_is(s, declared, op, 1)?;
+    if !matches!(dtype, DType::U32 | DType::I32) {
+        return Err(Error::InvalidArgument {
+            op,
+            argument: "indices",
+            why: format!("indices are {dtype}; use u32 or i32 (cast them first)"),
+        });
+    }
+    Ok(())
+}
+
+/// Output shape of `take`: `shape[..axis] ++ indices ++ shape[axis + 1..]`.
+pub fn take_shape(shape: &Shape, indices: &Shape, axis: usize, op: &'static str) -> Result<Shape> {
+    axis_in(axis, shape, op)?;
+    let mut dims = shape.dims()[..axis].to_vec();
+    dims.extend_from_slice(indices.dims());
+    dims.extend_from_slice(&shape.dims()[axis + 1..]);
+    let out = Shape::new(&dims)?;
+    check_len(out.numel().max(shape.numel()).max(indices.numel()), op)?;
+    Ok(out)
+}
+
+/// Checks `take_along_axis` indices: the rank of `shape`, equal on every axis but `axis`.
+fn along_axis(shape: &Shape, indices: &Shape, axis: usize, op: &'static str) -> Result<()> {
+    axis_in(axis, shape, op)?;
+    let ok = indices.ndim() == shape.ndim()
+        && (0..shape.ndim()).all(|a| a == axis || indices.dims()[a] == shape.dims()[a]);
+    if !ok {
+        return Err(Error::InvalidArgument {
+            op,
+            argument: "indices",
+            why: format!(
+                "indices have shape {indices}; for an array of {shape} they need its rank and its dimensions on every axis but {axis} (broadcast them first)"
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn check_len(len: usize, op: &str) -> Result<()> {

@@ -181,6 +181,24 @@ pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
             let dtype = *inputs.first().ok_or_else(|| Error::InvalidShape("matmul takes two inputs".into()))?;
             vec![matmul::kernel(dtype)?]
         }
+        // issue 14: kernel pending
+        Op::MapViews { .. }
+        | Op::Concat { .. }
+        | Op::Take { .. }
+        | Op::TakeAlongAxis { .. }
+        | Op::ScatterAdd { .. }
+        | Op::Pad { .. }
+        | Op::Scan { .. }
+        | Op::Sort { .. }
+        | Op::Argsort { .. }
+        | Op::TopK { .. } => {
+            let dtype = inputs.first().copied().unwrap_or(DType::F32);
+            return Err(Error::Unsupported {
+                op: format!("{} (issue 14: kernel pending)", op.name()),
+                dtype,
+                device: None,
+            });
+        }
     })
 }
 

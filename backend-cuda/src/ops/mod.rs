@@ -28,5 +28,27 @@ pub(crate) fn execute(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> Resu
         Op::Transpose { shape, perm } => layout::transpose(dev, input(0)?, shape, perm),
         Op::Reduce { kind, axis, shape } => reduce::run(dev, input(0)?, *kind, *axis, shape),
         Op::Matmul { lhs, rhs } => matmul::run(dev, input(0)?, input(1)?, lhs, rhs),
+        // issue 14: kernel pending
+        Op::MapViews { .. }
+        | Op::Concat { .. }
+        | Op::Take { .. }
+        | Op::TakeAlongAxis { .. }
+        | Op::ScatterAdd { .. }
+        | Op::Pad { .. }
+        | Op::Scan { .. }
+        | Op::Sort { .. }
+        | Op::Argsort { .. }
+        | Op::TopK { .. } => Err(pending(dev, op, inputs)),
+    }
+}
+
+/// `Unsupported` for an op of issue 14 whose kernel is not written yet.
+// issue 14: kernel pending
+fn pending(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> polycompute_core::Error {
+    use polycompute_core::{BackendDevice, DeviceBuffer};
+    polycompute_core::Error::Unsupported {
+        op: format!("{} (issue 14: kernel pending)", op.name()),
+        dtype: inputs.first().map_or(polycompute_core::DType::F32, |b| b.dtype()),
+        device: Some(dev.info().id()),
     }
 }

@@ -24,6 +24,28 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Resu
         Op::Transpose { shape, perm } => layout::transpose(dev, shape, perm, inputs[0]),
         Op::Cast { to } => map::cast(dev, inputs[0], *to),
         Op::Fill { fill, dtype, len } => fill::run(dev, *fill, *dtype, *len),
+        // issue 14: kernel pending
+        Op::MapViews { .. }
+        | Op::Concat { .. }
+        | Op::Take { .. }
+        | Op::TakeAlongAxis { .. }
+        | Op::ScatterAdd { .. }
+        | Op::Pad { .. }
+        | Op::Scan { .. }
+        | Op::Sort { .. }
+        | Op::Argsort { .. }
+        | Op::TopK { .. } => Err(pending(dev, op, inputs)),
+    }
+}
+
+/// `Unsupported` for an op of issue 14 whose kernel is not written yet.
+// issue 14: kernel pending
+fn pending(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> polycompute_core::Error {
+    use polycompute_core::{BackendDevice, DeviceBuffer};
+    polycompute_core::Error::Unsupported {
+        op: format!("{} (issue 14: kernel pending)", op.name()),
+        dtype: inputs.first().map_or(polycompute_core::DType::F32, |b| b.dtype()),
+        device: Some(dev.info().id()),
     }
 }
 

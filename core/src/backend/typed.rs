@@ -107,8 +107,35 @@ fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
     let flat: Vec<Shape>;
     let declared: Vec<&Shape> = match op {
         Op::Map { input_shapes, .. } => input_shapes.iter().collect(),
-        Op::Reduce { shape, .. } | Op::Transpose { shape, .. } => vec![shape],
+        Op::MapViews { inputs: layouts, .. } => {
+            // A view may read any part of its buffer: check that it stays inside instead.
+            if layouts.len() == inputs.len() {
+                for (b, l) in inputs.iter().zip(layouts) {
+                    l.check_within(b.len())?;
+                }
+            }
+            flat = inputs.iter().zip(layouts).map(|(_, l)| l.shape.clone()).collect();
+            let typed: Vec<(DType, &Shape)> = inputs.iter().zip(&flat).map(|(b, s)| (b.dtype(), s)).collect();
+            if layouts.len() != inputs.len() {
+                return Err(arity(op, layouts.len(), inputs.len()));
+            }
+            return op.output(&typed);
+        }
+        Op::Reduce { shape, .. }
+        | Op::Transpose { shape, .. }
+        | Op::Pad { shape, .. }
+        | Op::Scan { shape, .. }
+        | Op::Sort { shape, .. }
+        | Op::Argsort { shape, .. }
+        | Op::TopK { shape, .. } => vec![shape],
         Op::Matmul { lhs, rhs } => vec![lhs, rhs],
+        Op::Concat { shapes, .. } => shapes.iter().collect(),
+        Op::Take { shape, indices, .. } | Op::TakeAlongAxis { shape, indices, .. } => vec![shape, indices],
+        Op::ScatterAdd { shape, indices, axis } => {
+            // The values' shape follows from the others; checked by `Op::output`.
+            flat = vec![crate::op::take_shape(shape, indices, *axis, "scatter_add")?];
+            vec![shape, indices, &flat[0]]
+        }
         // No declared shape: the op works on the buffer as it is.
         Op::Copy | Op::Cast { .. } | Op::Fill { .. } => {
             flat = inputs.iter().map(|b| Shape::from(&[b.len()][..])).collect();
@@ -116,12 +143,7 @@ fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
         }
     };
     if declared.len() != inputs.len() {
-        return Err(Error::InvalidShape(format!(
-            "{} takes {} input(s), got {}",
-            op.name(),
-            declared.len(),
-            inputs.len()
-        )));
+        return Err(arity(op, declared.len(), inputs.len()));
     }
     for (b, s) in inputs.iter().zip(&declared) {
         if b.len() != s.numel() {
@@ -130,6 +152,10 @@ fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
     }
     let typed: Vec<(DType, &Shape)> = inputs.iter().zip(declared).map(|(b, s)| (b.dtype(), s)).collect();
     op.output(&typed)
+}
+
+fn arity(op: &Op, want: usize, got: usize) -> Error {
+    Error::InvalidShape(format!("{} takes {want} input(s), got {got}", op.name()))
 }
 
 /// A buffer a backend returned must be what was asked for: anything else is a backend bug,

@@ -1,0 +1,77 @@
+//! The zero-copy views of a [`DeviceArray`]: slicing with ndarray's `s![]`, flips,
+//! broadcasts and size-1 axes. Each returns an array that shares the buffer and has a new
+//! [`Layout`]; see [`crate::layout`] for the index rules.
+
+use ndarray::SliceInfoElem;
+
+use crate::array::DeviceArray;
+use crate::dtype::Element;
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::shape::Shape;
+
+impl<T: Element> DeviceArray<T> {
+    /// A view of part of the array, described with ndarray's `s![]` macro: per axis a
+    /// range with an optional step (`s![.., 1..5;2]`), an index (which drops the axis), or
+    /// `NewAxis`. Negative bounds count from the end; bounds past the axis are clamped
+    /// as numpy clamps them; `s![a..b;-k]` is numpy's `x[a:b][::-k]` (the range, walked
+    /// from its end), as ndarray defines it. A step of 0, an index out of range or more
+    /// axes than the array has are typed errors.
+    ///
+    /// ```
+    /// use polycompute_core::Device;
+    /// use ndarray::s;
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(polycompute_core::BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let a = dev.from_slice(&[0i32, 1, 2, 3, 4, 5, 6, 7], &[2, 4])?;
+    /// assert_eq!(a.slice(s![.., 1..4;2])?.to_vec()?, vec![1, 3, 5, 7]);
+    /// assert_eq!(a.slice(s![1, ..;-1])?.to_vec()?, vec![7, 6, 5, 4]);
+    /// # Ok(()) }
+    /// ```
+    pub fn slice<I: AsRef<[SliceInfoElem]>>(&self, info: I) -> Result<Self> {
+        Ok(self.view(self.layout().slice(info.as_ref())?))
+    }
+
+    /// The elements of `axis` in reverse order (a view).
+    pub fn flip(&self, axis: usize) -> Result<Self> {
+        Ok(self.view(self.layout().flip(axis)?))
+    }
+
+    /// The array broadcast (numpy rules) to `shape`: a view that repeats elements
+    /// (stride 0), read in place by maps and copied once by other ops.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Self> {
+        Ok(self.view(self.layout().broadcast_to(&Shape::new(shape)?)?))
+    }
+
+    /// A size-1 axis inserted before axis `axis` (`0..=ndim`).
+    pub fn expand_dims(&self, axis: usize) -> Result<Self> {
+        Ok(self.view(self.layout().expand_dims(axis)?))
+    }
+
+    /// Removes axis `axis` (which must have size 1), or every size-1 axis for `None`.
+    pub fn squeeze(&self, axis: Option<usize>) -> Result<Self> {
+        Ok(self.view(self.layout().squeeze(axis)?))
+    }
+}
+
+/// When `layout` is a permutation of the whole of a buffer of `len` elements in
+/// row-major order: the buffer's shape and the permutation (output axis `i` is buffer
+/// axis `perm[i]`), so an [`crate::Op::Transpose`] makes it contiguous.
+pub(crate) fn as_permutation(layout: &Layout, len: usize) -> Option<(Shape, Vec<usize>)> {
+    if layout.offset != 0 || layout.numel() != len || layout.strides.iter().any(|&s| s < 0) {
+        return None;
+    }
+    let n = layout.shape.ndim();
+    // Buffer axes, outermost (largest stride) first.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&a| std::cmp::Reverse(layout.strides[a]));
+    let base = layout.permute(&order).ok()?;
+    if !base.is_contiguous() {
+        return None;
+    }
+    let mut perm = vec![0; n];
+    for (buffer_axis, &out_axis) in order.iter().enumerate() {
+        perm[out_axis] = buffer_axis;
+    }
+    Some((base.shape, perm))
+}
