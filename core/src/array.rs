@@ -155,8 +155,7 @@ impl<T: Element> DeviceArray<T> {
 
     /// Copies the array to the host as an `ndarray` of dynamic dimension.
     pub fn to_ndarray(&self) -> Result<ndarray::ArrayD<T>> {
-        ndarray::ArrayD::from_shape_vec(self.shape(), self.to_vec()?)
-            .map_err(|e| Error::InvalidShape(e.to_string()))
+        ndarray::ArrayD::from_shape_vec(self.shape(), self.to_vec()?).map_err(|e| Error::InvalidShape(e.to_string()))
     }
 
     /// The single element of a one-element array (a reduction's result, say).

@@ -101,11 +101,10 @@ impl Layout {
         let n = self.shape.ndim();
         let mut seen = vec![false; n];
         if perm.len() != n || perm.iter().any(|&p| p >= n || std::mem::replace(&mut seen[p], true)) {
-            return Err(Error::InvalidArgument {
-                op: "permute",
-                argument: "perm",
-                why: format!("{perm:?} is not a permutation of the {n} axes of {}", self.shape),
-            });
+            return Err(Error::InvalidShape(format!(
+                "{perm:?} is not a permutation of the {n} axes of {}",
+                self.shape
+            )));
         }
         let dims: Vec<usize> = perm.iter().map(|&p| self.shape.dims()[p]).collect();
         Ok(Layout {
@@ -151,7 +150,8 @@ impl Layout {
                 });
             }
         }
-        let keep: Vec<usize> = (0..dims.len()).filter(|&i| if let Some(a) = axis { i != a } else { dims[i] != 1 }).collect();
+        let keep: Vec<usize> =
+            (0..dims.len()).filter(|&i| if let Some(a) = axis { i != a } else { dims[i] != 1 }).collect();
         let new_dims: Vec<usize> = keep.iter().map(|&i| dims[i]).collect();
         Ok(Layout {
             shape: Shape::new(&new_dims)?,
@@ -163,11 +163,8 @@ impl Layout {
     /// The view broadcast to `shape` (numpy rules; stride 0 along new or stretched axes).
     pub fn broadcast_to(&self, shape: &Shape) -> Result<Layout> {
         let (n, m) = (self.shape.ndim(), shape.ndim());
-        let mismatch = || Error::ShapeMismatch {
-            op: "broadcast_to",
-            lhs: self.shape.dims().to_vec(),
-            rhs: shape.dims().to_vec(),
-        };
+        let mismatch =
+            || Error::ShapeMismatch { op: "broadcast_to", lhs: self.shape.dims().to_vec(), rhs: shape.dims().to_vec() };
         if n > m {
             return Err(mismatch());
         }
@@ -219,7 +216,12 @@ impl Layout {
                     let d = self.shape.dims()[axis] as isize;
                     let j = if i < 0 { i + d } else { i };
                     if j < 0 || j >= d {
-                        return Err(Error::IndexOutOfRange { op: "slice", argument: "slice", index: i as i64, len: d as usize });
+                        return Err(Error::IndexOutOfRange {
+                            op: "slice",
+                            argument: "slice",
+                            index: i as i64,
+                            len: d as usize,
+                        });
                     }
                     offset += j * self.strides[axis];
                     axis += 1;
@@ -305,7 +307,10 @@ mod tests {
         let buf: Vec<i32> = (0..5).collect();
         assert_eq!(read(&l.slice(s![-100..100;2].as_ref()).unwrap(), &buf), vec![0, 2, 4]);
         assert_eq!(read(&l.slice(s![3..1].as_ref()).unwrap(), &buf), Vec::<i32>::new());
-        assert!(matches!(l.slice(&[SliceInfoElem::Slice { start: 0, end: None, step: 0 }]), Err(Error::InvalidArgument { argument: "step", .. })));
+        assert!(matches!(
+            l.slice(&[SliceInfoElem::Slice { start: 0, end: None, step: 0 }]),
+            Err(Error::InvalidArgument { argument: "step", .. })
+        ));
         assert!(matches!(l.slice(s![5].as_ref()), Err(Error::IndexOutOfRange { .. })));
     }
 

@@ -12,6 +12,7 @@ pub mod dtype;
 pub mod error;
 pub mod expr;
 pub mod layout;
+mod movement;
 pub mod op;
 pub mod philox;
 pub mod plan;
@@ -25,10 +26,9 @@ pub mod shared;
 #[doc(hidden)]
 pub mod sync;
 mod sys;
-mod view;
-mod movement;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod view;
 
 pub use array::{map, DeviceArray};
 pub use backend::{

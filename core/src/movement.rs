@@ -75,7 +75,10 @@ impl<T: Element> DeviceArray<T> {
             return Err(Error::InvalidArgument {
                 op: "index_select",
                 argument: "indices",
-                why: format!("indices have shape {}; index_select takes a 1-D index array (use take)", indices.shape_ref()),
+                why: format!(
+                    "indices have shape {}; index_select takes a 1-D index array (use take)",
+                    indices.shape_ref()
+                ),
             });
         }
         self.take(indices, axis)

@@ -421,7 +421,11 @@ impl Op {
                 for (i, ((d, s), declared)) in inputs.iter().zip(shapes).enumerate() {
                     declared_is(s, declared, "concat", i)?;
                     if *d != dtype {
-                        return Err(Error::DTypeMismatch { context: format!("concat array {i}"), expected: dtype, found: *d });
+                        return Err(Error::DTypeMismatch {
+                            context: format!("concat array {i}"),
+                            expected: dtype,
+                            found: *d,
+                        });
                     }
                     let same = s.ndim() == nd && (0..nd).all(|a| a == *axis || s.dims()[a] == first.dims()[a]);
                     if !same {
@@ -461,7 +465,11 @@ impl Op {
                 let want = take_shape(shape, indices, *axis, "scatter_add")?;
                 let (vd, vs) = inputs[2];
                 if vd != dtype {
-                    return Err(Error::DTypeMismatch { context: "scatter_add values".into(), expected: dtype, found: vd });
+                    return Err(Error::DTypeMismatch {
+                        context: "scatter_add values".into(),
+                        expected: dtype,
+                        found: vd,
+                    });
                 }
                 if *vs != want {
                     return Err(Error::InvalidArgument {
@@ -479,11 +487,19 @@ impl Op {
                     return Err(Error::InvalidArgument {
                         op: "pad",
                         argument: "widths",
-                        why: format!("{} (before, after) pairs for an array of {} axes; give one per axis", widths.len(), shape.ndim()),
+                        why: format!(
+                            "{} (before, after) pairs for an array of {} axes; give one per axis",
+                            widths.len(),
+                            shape.ndim()
+                        ),
                     });
                 }
                 if value.dtype() != dtype {
-                    return Err(Error::DTypeMismatch { context: "pad value".into(), expected: dtype, found: value.dtype() });
+                    return Err(Error::DTypeMismatch {
+                        context: "pad value".into(),
+                        expected: dtype,
+                        found: value.dtype(),
+                    });
                 }
                 let dims = shape
                     .dims()
@@ -553,37 +569,34 @@ pub fn matmul_shape(lhs: &Shape, rhs: &Shape) -> Result<Shape> {
 }
 
 /// Validates a map over inputs of `input_shapes` (as `inputs` says they are) to `shape`.
-fn map_output(program: &Program, input_shapes: &[Shape], shape: &Shape, inputs: &[(DType, &Shape)]) -> Result<(DType, Shape)> {
-            if program.inputs.len() != inputs.len() {
-                return Err(Error::MissingArgument { index: program.inputs.len(), available: inputs.len() });
-            }
-            for (i, ((dtype, s), (want, declared))) in
-                inputs.iter().zip(program.inputs.iter().zip(input_shapes)).enumerate()
-            {
-                if dtype != want {
-                    return Err(Error::DTypeMismatch {
-                        context: format!("map input {i}"),
-                        expected: *want,
-                        found: *dtype,
-                    });
-                }
-                if *s != declared {
-                    return Err(Error::InvalidShape(format!(
-                        "map input {i} has shape {s}, op declares {declared}"
-                    )));
-                }
-            }
-            let mut bcast = Shape::scalar();
-            for s in input_shapes {
-                bcast = bcast.broadcast(s, "map")?;
-            }
-            if bcast != *shape {
-                return Err(Error::InvalidShape(format!(
-                    "map output shape {shape} is not the inputs' broadcast shape {bcast}"
-                )));
-            }
-            check_len(shape.numel(), "map")?;
-            Ok((program.output_dtype(), shape.clone()))
+fn map_output(
+    program: &Program,
+    input_shapes: &[Shape],
+    shape: &Shape,
+    inputs: &[(DType, &Shape)],
+) -> Result<(DType, Shape)> {
+    if program.inputs.len() != inputs.len() {
+        return Err(Error::MissingArgument { index: program.inputs.len(), available: inputs.len() });
+    }
+    for (i, ((dtype, s), (want, declared))) in inputs.iter().zip(program.inputs.iter().zip(input_shapes)).enumerate() {
+        if dtype != want {
+            return Err(Error::DTypeMismatch { context: format!("map input {i}"), expected: *want, found: *dtype });
+        }
+        if *s != declared {
+            return Err(Error::InvalidShape(format!("map input {i} has shape {s}, op declares {declared}")));
+        }
+    }
+    let mut bcast = Shape::scalar();
+    for s in input_shapes {
+        bcast = bcast.broadcast(s, "map")?;
+    }
+    if bcast != *shape {
+        return Err(Error::InvalidShape(format!(
+            "map output shape {shape} is not the inputs' broadcast shape {bcast}"
+        )));
+    }
+    check_len(shape.numel(), "map")?;
+    Ok((program.output_dtype(), shape.clone()))
 }
 
 /// Checks that input `i`'s actual shape is the one the op declares.
@@ -628,8 +641,8 @@ pub fn take_shape(shape: &Shape, indices: &Shape, axis: usize, op: &'static str)
 /// Checks `take_along_axis` indices: the rank of `shape`, equal on every axis but `axis`.
 fn along_axis(shape: &Shape, indices: &Shape, axis: usize, op: &'static str) -> Result<()> {
     axis_in(axis, shape, op)?;
-    let ok = indices.ndim() == shape.ndim()
-        && (0..shape.ndim()).all(|a| a == axis || indices.dims()[a] == shape.dims()[a]);
+    let ok =
+        indices.ndim() == shape.ndim() && (0..shape.ndim()).all(|a| a == axis || indices.dims()[a] == shape.dims()[a]);
     if !ok {
         return Err(Error::InvalidArgument {
             op,

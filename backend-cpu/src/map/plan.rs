@@ -5,7 +5,7 @@
 
 use polycompute_core::expr::{Inst, InstOp};
 use polycompute_core::plan::Access;
-use polycompute_core::{BinaryOp, DType, Error, HostSlice, HostVec, Program, Result, Scalar, Shape, UnaryOp};
+use polycompute_core::{BinaryOp, DType, Error, HostSlice, HostVec, Layout, Program, Result, Scalar, Shape, UnaryOp};
 
 use super::fuse;
 use super::gather::Gather;
@@ -97,6 +97,18 @@ pub(crate) fn dest<T: Lane>(d: DestMut<'_>) -> &mut [T] {
 impl Plan {
     /// Prepares `program` for inputs of `input_shapes` broadcast to `shape`.
     pub(crate) fn new(program: &Program, input_shapes: &[Shape], shape: &Shape) -> Result<Plan> {
+        Plan::with_views(program, input_shapes, None, shape)
+    }
+
+    /// [`Plan::new`] for `Op::MapViews`: input `a` is read through `views[a]` (strided,
+    /// offset, negative strides) chunk by chunk, unless it is contiguous from offset 0,
+    /// which reads like a plain input.
+    pub(crate) fn with_views(
+        program: &Program,
+        input_shapes: &[Shape],
+        views: Option<&[Layout]>,
+        shape: &Shape,
+    ) -> Result<Plan> {
         let mut locs: Vec<Loc> = Vec::with_capacity(program.insts.len());
         let mut steps: Vec<(usize, Step)> = Vec::new();
         let mut scratch = vec![None; program.insts.len()];
@@ -114,12 +126,18 @@ impl Plan {
                             "instruction {i} reads input {a} with the wrong dtype"
                         )));
                     }
-                    match Access::classify(in_shape, shape) {
-                        Access::Same => (Loc::Input(a), None),
-                        Access::Scalar => (Loc::Splat(a), None),
-                        Access::Strided => {
-                            let g = Gather::new(in_shape, shape);
-                            (Loc::Scratch, Some(with_dtype!(inst.dtype, T => gather_step::<T>(a, g))))
+                    let view = views.and_then(|v| v.get(a)).filter(|l| !l.is_contiguous() || l.offset != 0);
+                    if let Some(l) = view {
+                        let g = Gather::from_layout(l, shape);
+                        (Loc::Scratch, Some(with_dtype!(inst.dtype, T => gather_step::<T>(a, g))))
+                    } else {
+                        match Access::classify(in_shape, shape) {
+                            Access::Same => (Loc::Input(a), None),
+                            Access::Scalar => (Loc::Splat(a), None),
+                            Access::Strided => {
+                                let g = Gather::new(in_shape, shape);
+                                (Loc::Scratch, Some(with_dtype!(inst.dtype, T => gather_step::<T>(a, g))))
+                            }
                         }
                     }
                 }
