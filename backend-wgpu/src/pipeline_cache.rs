@@ -37,6 +37,8 @@ pub(crate) enum KernelKey {
     SortInit(DType),
     /// One bitonic step over a dtype's keys.
     SortStep(DType),
+    /// The bitonic steps in workgroup memory for a dtype's keys.
+    SortLocal(DType),
     /// The sort's output pass.
     SortOut,
     /// One reduction pass.

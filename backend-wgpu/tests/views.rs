@@ -315,3 +315,19 @@ fn sort_argsort_and_topk_follow_numpy_order_for_every_dtype() {
     let a = dev.from_slice(&[3.0f32, 1.0], &[2]).unwrap();
     assert_eq!(a.topk(0, 0).unwrap().1.shape(), &[0]);
 }
+
+#[test]
+fn long_rows_sort_through_global_and_workgroup_merges() {
+    let Some(dev) = common::device() else { return };
+    // 20,000 (P = 32,768: six merge levels past the 512-slot blocks) and rows of 5,000 along
+    // axis 0 of [5000, 2] (strided rows).
+    for (shape, axis, outer, n, inner) in [(vec![20_000usize], 0usize, 1usize, 20_000usize, 1usize), (vec![5_000, 2], 0, 1, 5_000, 2)] {
+        let x = floats(21, n * inner);
+        let a = dev.from_slice(&x, &shape).unwrap();
+        let v: Vec<f64> = x.iter().map(|&e| f64::from(e)).collect();
+        assert_eq!(a.argsort(axis).unwrap().to_vec().unwrap(), ref_argsort(&v, outer, n, inner, false), "argsort {shape:?}");
+        let (_, idx) = a.topk(100, axis).unwrap();
+        let desc = ref_argsort(&v, outer, n, inner, true);
+        assert_eq!(idx.to_vec().unwrap(), desc[..100 * inner].to_vec(), "topk {shape:?}");
+    }
+}

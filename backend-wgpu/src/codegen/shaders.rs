@@ -43,6 +43,12 @@ pub(crate) const SCAN_SERIAL: &str = include_str!("wgsl/scan_serial.wgsl");
 pub(crate) const SORT_INIT: &str = include_str!("wgsl/sort_init.wgsl");
 /// Body of one bitonic compare-exchange step.
 pub(crate) const SORT_STEP: &str = include_str!("wgsl/sort_step.wgsl");
+/// Body of the bitonic steps with j < 512 in workgroup memory.
+pub(crate) const SORT_LOCAL: &str = include_str!("wgsl/sort_local.wgsl");
+/// Workgroup slots of one-word keys and their comparison.
+pub(crate) const SORT_LOCAL1: &str = include_str!("wgsl/sort_local1.wgsl");
+/// Workgroup slots of two-word keys and their comparison.
+pub(crate) const SORT_LOCAL2: &str = include_str!("wgsl/sort_local2.wgsl");
 /// Body of the sort's output pass.
 pub(crate) const SORT_OUT: &str = include_str!("wgsl/sort_out.wgsl");
 /// One-word sort keys and their comparison; placeholder `KEY`.

@@ -1,8 +1,9 @@
 //! Sorting (sort, argsort, topk) as a bitonic network over (key, index) slots per row:
 //! keys are unsigned integers in numpy's order (see `wgsl/sort_init.wgsl`), built from the
 //! element's bits, so every dtype sorts on every device (f64 as two words, without
-//! `SHADER_F64`). A pass builds the slots, one dispatch per (k, j) step sorts them, and a
-//! last pass writes values or indices.
+//! `SHADER_F64`). A pass builds the slots; blocks of 512 slots are sorted in workgroup
+//! memory, longer merges take one dispatch per step with j >= 512 and finish each k in
+//! workgroup memory; a last pass writes values or indices.
 
 use polycompute_core::DType;
 
@@ -44,6 +45,18 @@ pub(crate) fn step(dtype: DType) -> KernelSource {
     b.storage("src", "u32", false).storage("keys", "u32", true).storage("idx", "u32", true);
     b.code(&key_code(dtype));
     b.finish((WG, 1), shaders::SORT_STEP)
+}
+
+/// Slots sorted together in workgroup memory by [`local`].
+pub(crate) const LOCAL_SLOTS: usize = 512;
+
+/// Bitonic steps with j < [`LOCAL_SLOTS`] in workgroup memory (`wgsl/sort_local.wgsl`).
+pub(crate) fn local(dtype: DType) -> KernelSource {
+    let mut b = Builder::new(5);
+    b.storage("src", "u32", false).storage("keys", "u32", true).storage("idx", "u32", true);
+    b.code(&key_code(dtype));
+    b.code(if key_words(dtype) == 2 { shaders::SORT_LOCAL2 } else { shaders::SORT_LOCAL1 });
+    b.finish((WG, 1), shaders::SORT_LOCAL)
 }
 
 /// The output pass (`wgsl/sort_out.wgsl`): values or indices of the first kk slots.

@@ -123,6 +123,7 @@ fn every_movement_scan_and_sort_kernel() {
         }
         check(&format!("sort init {d}"), &super::sort::init(d));
         check(&format!("sort step {d}"), &super::sort::step(d));
+        check(&format!("sort local {d}"), &super::sort::local(d));
     }
     check("sort output", &super::sort::output());
 }

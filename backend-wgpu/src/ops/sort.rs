@@ -5,7 +5,7 @@ use polycompute_core::{DType, DeviceBuffer, Result, Shape};
 
 use crate::buffer::WgpuBuffer;
 use crate::codegen::movement::words;
-use crate::codegen::sort::{self as gen, key_words};
+use crate::codegen::sort::{self as gen, key_words, LOCAL_SLOTS};
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;
@@ -55,10 +55,21 @@ pub(crate) fn run(dev: &WgpuDevice, axis: usize, shape: &Shape, output: Output, 
         params: vec![slots32, p as u32, n as u32, inner as u32, descending],
         groups: groups(slots, WG),
     }];
-    let mut k = 2usize;
+    let local = dev.kernel(KernelKey::SortLocal(dtype), || Ok(gen::local(dtype)))?;
+    let blocks = slots.div_ceil(LOCAL_SLOTS) as u64;
+    let local_step = |k_first: usize, k_last: usize, j_first: usize| Launch {
+        kernel: local.clone(),
+        buffers: sort_buffers.clone(),
+        params: vec![slots32, p as u32, k_first as u32, k_last as u32, j_first as u32],
+        groups: blocks,
+    };
+    // Every k up to the block size inside workgroups, then for each larger k the steps
+    // j >= 512 globally and the rest of k locally.
+    launches.push(local_step(2, p.min(LOCAL_SLOTS), 1));
+    let mut k = LOCAL_SLOTS * 2;
     while k <= p {
         let mut j = k / 2;
-        while j >= 1 {
+        while j >= LOCAL_SLOTS {
             launches.push(Launch {
                 kernel: step.clone(),
                 buffers: sort_buffers.clone(),
@@ -67,6 +78,7 @@ pub(crate) fn run(dev: &WgpuDevice, axis: usize, shape: &Shape, output: Output, 
             });
             j /= 2;
         }
+        launches.push(local_step(k, k, LOCAL_SLOTS / 2));
         k *= 2;
     }
     let (w, indices) = if output == Output::Values { (words(dtype), 0) } else { (1, 1) };
