@@ -127,7 +127,13 @@ fn pow_is_within_the_bound_for_all_finite_inputs() {
         }
         let (dist, k) = worst;
         let want = (f64::from(xs[k])).powf(f64::from(ys[k])) as f32;
-        println!("{name}: {} pairs, worst {dist} ulp at pow({:e}, {:e}) = {:e}, want {want:e}", xs.len(), xs[k], ys[k], got[k]);
+        println!(
+            "{name}: {} pairs, worst {dist} ulp at pow({:e}, {:e}) = {:e}, want {want:e}",
+            xs.len(),
+            xs[k],
+            ys[k],
+            got[k]
+        );
         if dist > BOUND_ULPS {
             failures.push(format!("{name}: {dist} ulp at pow({:e}, {:e}) = {:e}, want {want:e}", xs[k], ys[k], got[k]));
         }

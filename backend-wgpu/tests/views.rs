@@ -95,7 +95,7 @@ fn maps_read_negative_step_flipped_offset_and_broadcast_views() {
     for k in (0..5).rev() {
         for i in 0..2 {
             for j in 1..3 {
-                want.push((i * 15 + j * 5 + k) as i32 + 1);
+                want.push(i * 15 + j * 5 + k + 1);
             }
         }
     }
@@ -146,7 +146,7 @@ fn concat_pad_take_of<T: Element + Into<f64> + Copy>(dev: &Device, data: &[T]) {
     same_bits(&got.to_vec().unwrap(), &want, &format!("index_select {}", T::DTYPE));
 
     // take_along_axis: per row, its own indices.
-    let along: Vec<i32> = (0..3 * 4).map(|k| (k * 37 % 257) as i32 - 128).collect();
+    let along: Vec<i32> = (0..3 * 4).map(|k: i32| k * 37 % 257 - 128).collect();
     let ia = dev.from_slice(&along, &[3, 4]).unwrap();
     let got = a.take_along_axis(&ia, 1).unwrap().to_vec().unwrap();
     for r in 0..3 {
@@ -195,7 +195,10 @@ fn scatter_add_accumulates_repeated_indices_in_order() {
     if common::has_f64(&dev) {
         assert_eq!(r.unwrap().to_vec().unwrap(), vec![1.0, 2.5]);
     } else {
-        assert!(matches!(r, Err(Error::Unsupported { dtype: DType::F64, ref op, .. }) if op.contains("SHADER_F64")), "{r:?}");
+        assert!(
+            matches!(r, Err(Error::Unsupported { dtype: DType::F64, ref op, .. }) if op.contains("SHADER_F64")),
+            "{r:?}"
+        );
     }
 }
 
@@ -219,7 +222,11 @@ fn scans_match_running_sums_and_products() {
                     abs += f64::from(x[k]).abs();
                     let bound = (t as f64 + 1.0).log2().ceil().max(1.0) * f64::from(f32::EPSILON) * abs * 4.0
                         + f64::from(f32::EPSILON) * acc.abs();
-                    assert!((f64::from(got[k]) - acc).abs() <= bound, "cumsum n={n} {shape:?} at {t}: {} want {acc}", got[k]);
+                    assert!(
+                        (f64::from(got[k]) - acc).abs() <= bound,
+                        "cumsum n={n} {shape:?} at {t}: {} want {acc}",
+                        got[k]
+                    );
                 }
             }
             let xi: Vec<u32> = bits(n as u64 + 9, len);
@@ -321,11 +328,17 @@ fn long_rows_sort_through_global_and_workgroup_merges() {
     let Some(dev) = common::device() else { return };
     // 20,000 (P = 32,768: six merge levels past the 512-slot blocks) and rows of 5,000 along
     // axis 0 of [5000, 2] (strided rows).
-    for (shape, axis, outer, n, inner) in [(vec![20_000usize], 0usize, 1usize, 20_000usize, 1usize), (vec![5_000, 2], 0, 1, 5_000, 2)] {
+    for (shape, axis, outer, n, inner) in
+        [(vec![20_000usize], 0usize, 1usize, 20_000usize, 1usize), (vec![5_000, 2], 0, 1, 5_000, 2)]
+    {
         let x = floats(21, n * inner);
         let a = dev.from_slice(&x, &shape).unwrap();
         let v: Vec<f64> = x.iter().map(|&e| f64::from(e)).collect();
-        assert_eq!(a.argsort(axis).unwrap().to_vec().unwrap(), ref_argsort(&v, outer, n, inner, false), "argsort {shape:?}");
+        assert_eq!(
+            a.argsort(axis).unwrap().to_vec().unwrap(),
+            ref_argsort(&v, outer, n, inner, false),
+            "argsort {shape:?}"
+        );
         let (_, idx) = a.topk(100, axis).unwrap();
         let desc = ref_argsort(&v, outer, n, inner, true);
         assert_eq!(idx.to_vec().unwrap(), desc[..100 * inner].to_vec(), "topk {shape:?}");

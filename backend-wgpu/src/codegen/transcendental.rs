@@ -212,7 +212,7 @@ mod tests {
             let c_inv = u64::from(pow_ln_reciprocal(i));
             for zi in [u64::from(i) << 17, (u64::from(i + 1) << 17) - 1] {
                 let r = (zi * c_inv) as i64 - (1i64 << 38);
-                assert!(r >= -(1i64 << 31) && r < (1i64 << 31), "interval {i}: r = {r}");
+                assert!((-(1i64 << 31)..(1i64 << 31)).contains(&r), "interval {i}: r = {r}");
             }
         }
         let text = pow_ln_table();

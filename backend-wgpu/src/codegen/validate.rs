@@ -118,7 +118,10 @@ fn every_movement_scan_and_sort_kernel() {
     for d in DType::ALL {
         for product in [false, true] {
             for serial in [false, true] {
-                check(&format!("scan {d} product={product} serial={serial}"), &super::movement::scan(d, product, serial));
+                check(
+                    &format!("scan {d} product={product} serial={serial}"),
+                    &super::movement::scan(d, product, serial),
+                );
             }
         }
         check(&format!("sort init {d}"), &super::sort::init(d));

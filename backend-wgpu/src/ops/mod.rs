@@ -42,7 +42,6 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Resu
     }
 }
 
-
 /// Workgroups of `per` items each for `n` items.
 pub(crate) fn groups(n: usize, per: u32) -> u64 {
     (n as u64).div_ceil(u64::from(per))

@@ -40,7 +40,8 @@ pub(crate) fn concat(dev: &WgpuDevice, axis: usize, shapes: &[Shape], inputs: &[
         let row_in = s.dims()[axis] * inner * w;
         let n = b.len() * w;
         if n > 0 {
-            let params = vec![word(n, "concat input words")?, word(row_in, "concat row")?, row_out, word(at, "concat")?];
+            let params =
+                vec![word(n, "concat input words")?, word(row_in, "concat row")?, row_out, word(at, "concat")?];
             launches.push(Launch {
                 kernel: kernel.clone(),
                 buffers: vec![b.raw().clone(), out.raw().clone()],
@@ -85,7 +86,11 @@ pub(crate) fn pad(
     }
     if dims.len() > gen::MAX_PAD_RANK {
         return Err(Error::Unsupported {
-            op: format!("pad of {} axes (the wgpu kernel takes up to {}; reshape first)", dims.len(), gen::MAX_PAD_RANK),
+            op: format!(
+                "pad of {} axes (the wgpu kernel takes up to {}; reshape first)",
+                dims.len(),
+                gen::MAX_PAD_RANK
+            ),
             dtype,
             device: Some(dev.id),
         });
@@ -128,7 +133,13 @@ pub(crate) fn take(
     }
     let index = idx.dtype();
     let kernel = dev.kernel(KernelKey::Take { index, along }, || Ok(gen::take(index, along)))?;
-    let params = vec![word(len * w, "take output words")?, w as u32, word(inner, "take")?, word(m, "take")?, word(n_axis, "take")?];
+    let params = vec![
+        word(len * w, "take output words")?,
+        w as u32,
+        word(inner, "take")?,
+        word(m, "take")?,
+        word(n_axis, "take")?,
+    ];
     let buffers = vec![a.raw().clone(), idx.raw().clone(), out.raw().clone()];
     dev.launch(vec![Launch { kernel, buffers, params, groups: groups(len * w, WG) }])?;
     Ok(out)
@@ -155,7 +166,12 @@ pub(crate) fn scatter_add(
     }
     let index = idx.dtype();
     let kernel = dev.kernel(KernelKey::ScatterAdd { dtype, index }, || Ok(gen::scatter_add(dtype, index)))?;
-    let params = vec![word(cols, "scatter_add columns")?, word(inner, "scatter_add")?, word(m, "scatter_add")?, word(n_axis, "scatter_add")?];
+    let params = vec![
+        word(cols, "scatter_add columns")?,
+        word(inner, "scatter_add")?,
+        word(m, "scatter_add")?,
+        word(n_axis, "scatter_add")?,
+    ];
     let buffers = vec![idx.raw().clone(), vals.raw().clone(), out.raw().clone()];
     dev.launch(vec![Launch { kernel, buffers, params, groups: groups(cols, WG) }])?;
     Ok(out)
@@ -165,7 +181,13 @@ pub(crate) fn scatter_add(
 const SERIAL_SCAN_MAX: usize = 64;
 
 /// cumsum (`product` false) or cumprod along `axis`.
-pub(crate) fn scan(dev: &WgpuDevice, product: bool, axis: usize, shape: &Shape, input: &WgpuBuffer) -> Result<WgpuBuffer> {
+pub(crate) fn scan(
+    dev: &WgpuDevice,
+    product: bool,
+    axis: usize,
+    shape: &Shape,
+    input: &WgpuBuffer,
+) -> Result<WgpuBuffer> {
     let dtype = input.dtype();
     dev.require(dtype, if product { "cumprod" } else { "cumsum" })?;
     let out = dev.alloc(dtype, input.len())?;
@@ -182,4 +204,3 @@ pub(crate) fn scan(dev: &WgpuDevice, product: bool, axis: usize, shape: &Shape, 
     dev.launch(vec![Launch { kernel, buffers, params, groups: g }])?;
     Ok(out)
 }
-

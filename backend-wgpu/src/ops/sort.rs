@@ -24,7 +24,13 @@ pub(crate) enum Output {
 }
 
 /// Sorts `input` (of `shape`) along `axis` and returns what `output` asks for.
-pub(crate) fn run(dev: &WgpuDevice, axis: usize, shape: &Shape, output: Output, input: &WgpuBuffer) -> Result<WgpuBuffer> {
+pub(crate) fn run(
+    dev: &WgpuDevice,
+    axis: usize,
+    shape: &Shape,
+    output: Output,
+    input: &WgpuBuffer,
+) -> Result<WgpuBuffer> {
     let dtype = input.dtype();
     let (outer, n, inner) = split(shape, axis);
     let rows = outer * inner;

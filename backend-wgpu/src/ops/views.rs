@@ -49,7 +49,12 @@ pub(crate) fn run(
 /// A copy of an f64 view (what `contiguous` asks for) as a u32 map over the view's words:
 /// one more axis of two words, strides and offset doubled. No f64 arithmetic, so it runs
 /// on adapters without `SHADER_F64` too.
-pub(crate) fn copy_f64_as_words(dev: &WgpuDevice, layout: &Layout, shape: &Shape, input: &WgpuBuffer) -> Result<WgpuBuffer> {
+pub(crate) fn copy_f64_as_words(
+    dev: &WgpuDevice,
+    layout: &Layout,
+    shape: &Shape,
+    input: &WgpuBuffer,
+) -> Result<WgpuBuffer> {
     let mut dims = layout.shape.dims().to_vec();
     dims.push(2);
     let mut strides: Vec<isize> = layout.strides.iter().map(|s| s * 2).collect();
