@@ -14,6 +14,7 @@ mod baseline;
 mod cases;
 mod report;
 mod timing;
+mod views;
 
 use std::process::ExitCode;
 

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use polycompute_core::{BinaryOp, DType, Expr, Fill, Op, Program, ReduceKind, Result, Scalar, Shape, UnaryOp};
+use polycompute_core::{
+    BinaryOp, DType, Expr, Fill, Layout, Op, Program, ReduceKind, Result, Scalar, ScanKind, Shape, UnaryOp,
+};
 
 use super::inputs::{specials_len, Gen};
 use super::reference::Input;
@@ -45,6 +47,47 @@ pub enum CaseOp {
         dtype: DType,
         /// Length.
         len: usize,
+    },
+    /// An elementwise expression over views: input `k` (its buffer) read through
+    /// `layouts[k]`, then broadcast (`Op::MapViews`).
+    MapViews {
+        /// The expression.
+        expr: Expr,
+        /// Each input's view of its buffer.
+        layouts: Vec<Layout>,
+    },
+    /// numpy's concatenate along the axis.
+    Concat(usize),
+    /// numpy's take along the axis (inputs: array, indices).
+    Take(usize),
+    /// numpy's take_along_axis (inputs: array, indices).
+    TakeAlongAxis(usize),
+    /// `np.add.at` along the axis on a copy (inputs: array, indices, values).
+    ScatterAdd(usize),
+    /// numpy's pad with a constant.
+    Pad {
+        /// `(before, after)` per axis.
+        widths: Vec<(usize, usize)>,
+        /// The fill value.
+        value: Scalar,
+    },
+    /// cumsum or cumprod along an axis.
+    Scan {
+        /// Which.
+        kind: ScanKind,
+        /// The axis.
+        axis: usize,
+    },
+    /// Stable sort along the axis.
+    Sort(usize),
+    /// Stable argsort along the axis.
+    Argsort(usize),
+    /// Indices of the `k` largest along `axis`.
+    TopK {
+        /// How many.
+        k: usize,
+        /// The axis.
+        axis: usize,
     },
 }
 
@@ -94,6 +137,7 @@ impl Case {
     /// The op a device executes, validated as `DeviceArray` would.
     pub fn op(&self) -> Result<Op> {
         let shapes = self.inputs.iter().map(|i| Shape::new(&i.dims)).collect::<Result<Vec<_>>>()?;
+        let first = |k: usize| shapes.get(k).cloned().unwrap_or_default();
         let op = match &self.compute {
             CaseOp::Map(expr) => {
                 let dtypes: Vec<DType> = self.inputs.iter().map(|i| i.dtype).collect();
@@ -117,6 +161,24 @@ impl Case {
             }
             CaseOp::Cast(to) => Op::Cast { to: *to },
             CaseOp::Fill { fill, dtype, len } => Op::Fill { fill: *fill, dtype: *dtype, len: *len },
+            CaseOp::MapViews { expr, layouts } => {
+                let dtypes: Vec<DType> = self.inputs.iter().map(|i| i.dtype).collect();
+                let program = Program::compile(expr, &dtypes)?;
+                let mut shape = Shape::scalar();
+                for l in layouts {
+                    shape = shape.broadcast(&l.shape, "map")?;
+                }
+                Op::MapViews { program: Arc::new(program), inputs: layouts.clone(), shape }
+            }
+            CaseOp::Concat(axis) => Op::Concat { axis: *axis, shapes: shapes.clone() },
+            CaseOp::Take(axis) => Op::Take { axis: *axis, shape: first(0), indices: first(1) },
+            CaseOp::TakeAlongAxis(axis) => Op::TakeAlongAxis { axis: *axis, shape: first(0), indices: first(1) },
+            CaseOp::ScatterAdd(axis) => Op::ScatterAdd { axis: *axis, shape: first(0), indices: first(1) },
+            CaseOp::Pad { widths, value } => Op::Pad { shape: first(0), widths: widths.clone(), value: *value },
+            CaseOp::Scan { kind, axis } => Op::Scan { kind: *kind, axis: *axis, shape: first(0) },
+            CaseOp::Sort(axis) => Op::Sort { axis: *axis, shape: first(0) },
+            CaseOp::Argsort(axis) => Op::Argsort { axis: *axis, shape: first(0) },
+            CaseOp::TopK { k, axis } => Op::TopK { k: *k, axis: *axis, shape: first(0) },
         };
         self.output_of(&op)?;
         Ok(op)
@@ -128,7 +190,14 @@ impl Case {
     }
 
     fn output_of(&self, op: &Op) -> Result<(DType, Shape)> {
-        let shapes = self.inputs.iter().map(|i| Shape::new(&i.dims)).collect::<Result<Vec<_>>>()?;
+        let mut shapes = self.inputs.iter().map(|i| Shape::new(&i.dims)).collect::<Result<Vec<_>>>()?;
+        if let Op::MapViews { inputs: layouts, .. } = op {
+            // A view's shape is its layout's; its buffer must hold every element it reads.
+            for (l, s) in layouts.iter().zip(shapes.iter_mut()) {
+                l.check_within(s.numel())?;
+                *s = l.shape.clone();
+            }
+        }
         let with: Vec<(DType, &Shape)> = self.inputs.iter().map(|i| i.dtype).zip(&shapes).collect();
         op.output(&with)
     }
@@ -143,6 +212,22 @@ impl Case {
             CaseOp::Transpose(p) => format!("transpose {p:?}"),
             CaseOp::Cast(to) => format!("cast to {to}"),
             CaseOp::Fill { fill, dtype, len } => format!("fill {fill:?} {dtype} [{len}]"),
+            CaseOp::MapViews { expr, layouts } => {
+                let views: Vec<String> = layouts
+                    .iter()
+                    .map(|l| format!("{:?} strides {:?} offset {}", l.shape.dims(), l.strides, l.offset))
+                    .collect();
+                format!("map {expr} over views {}", views.join(", "))
+            }
+            CaseOp::Concat(axis) => format!("concat axis {axis}"),
+            CaseOp::Take(axis) => format!("take axis {axis}"),
+            CaseOp::TakeAlongAxis(axis) => format!("take_along_axis axis {axis}"),
+            CaseOp::ScatterAdd(axis) => format!("scatter_add axis {axis}"),
+            CaseOp::Pad { widths, value } => format!("pad {widths:?} with {value}"),
+            CaseOp::Scan { kind, axis } => format!("{} axis {axis}", kind.name()),
+            CaseOp::Sort(axis) => format!("sort axis {axis}"),
+            CaseOp::Argsort(axis) => format!("argsort axis {axis}"),
+            CaseOp::TopK { k, axis } => format!("topk k {k} axis {axis}"),
         };
         let inputs: Vec<String> =
             self.inputs.iter().map(|i| format!("{} {:?} {}", i.dtype, i.dims, i.gen.describe())).collect();
@@ -151,14 +236,14 @@ impl Case {
 }
 
 /// `7x257`; `scalar` for no dimensions.
-fn label(dims: &[usize]) -> String {
+pub(crate) fn label(dims: &[usize]) -> String {
     if dims.is_empty() {
         return "scalar".into();
     }
     dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
 }
 
-fn input(dims: &[usize], dtype: DType, gen: Gen) -> InputSpec {
+pub(crate) fn input(dims: &[usize], dtype: DType, gen: Gen) -> InputSpec {
     InputSpec { dims: dims.to_vec(), dtype, gen }
 }
 
@@ -186,6 +271,9 @@ pub fn corpus() -> Vec<Case> {
     movement_cases(&mut c);
     cast_cases(&mut c);
     fill_cases(&mut c);
+    super::corpus_views::add_all(&mut |name, op, dtype, compute, inputs, tol| {
+        c.add(name, op, dtype, compute, inputs, tol)
+    });
     c.0
 }
 

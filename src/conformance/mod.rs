@@ -5,8 +5,10 @@
 //! ([`runner`]). `docs/conformance.md` explains the choices.
 
 pub mod corpus;
+mod corpus_views;
 pub mod golden;
 pub mod inputs;
+pub mod movement;
 pub mod reference;
 pub mod report;
 pub mod runner;

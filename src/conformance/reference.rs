@@ -5,6 +5,7 @@
 use polycompute_core::{DType, Fill, HostVec, Program, ReduceKind, Scalar};
 
 use super::corpus::CaseOp;
+use super::movement;
 use super::scalar::{self, get, Builder};
 use super::tolerance::{self, ErrorBound};
 
@@ -55,7 +56,42 @@ pub fn compute(op: &CaseOp, inputs: &[Input]) -> Result<Reference, String> {
             Ok(plain(out.finish(), dims.clone()))
         }
         CaseOp::Fill { fill, dtype, len } => fill_values(*fill, *dtype, *len).map(|v| plain(v, vec![*len])),
+        CaseOp::MapViews { expr, layouts } => {
+            let dtypes: Vec<DType> = inputs.iter().map(|(_, v)| v.dtype()).collect();
+            let program = Program::compile(expr, &dtypes).map_err(|e| e.to_string())?;
+            movement::map_views(&program, layouts, inputs)
+        }
+        CaseOp::Concat(axis) => movement::concat(inputs, *axis),
+        CaseOp::Take(axis) => match inputs {
+            [a, i] => movement::take(a, i, *axis),
+            _ => Err("take takes two inputs".into()),
+        },
+        CaseOp::TakeAlongAxis(axis) => match inputs {
+            [a, i] => movement::take_along_axis(a, i, *axis),
+            _ => Err("take_along_axis takes two inputs".into()),
+        },
+        CaseOp::ScatterAdd(axis) => match inputs {
+            [a, i, v] => movement::scatter_add(a, i, v, *axis),
+            _ => Err("scatter_add takes three inputs".into()),
+        },
+        CaseOp::Pad { widths, value } => movement::pad(one_input(inputs)?, widths, *value),
+        CaseOp::Scan { kind, axis } => movement::scan(one_input(inputs)?, *kind, *axis),
+        CaseOp::Sort(axis) => movement::sort(one_input(inputs)?, *axis, true),
+        CaseOp::Argsort(axis) => movement::sort(one_input(inputs)?, *axis, false),
+        CaseOp::TopK { k, axis } => movement::topk(one_input(inputs)?, *k, *axis),
     }
+}
+
+fn one_input(inputs: &[Input]) -> Result<&Input, String> {
+    match inputs {
+        [a] => Ok(a),
+        _ => Err(format!("expected one input, got {}", inputs.len())),
+    }
+}
+
+/// The map reference over inputs already in row-major order (for [`movement::map_views`]).
+pub(crate) fn map_reference(program: &Program, inputs: &[Input]) -> Result<Reference, String> {
+    map(program, inputs)
 }
 
 fn one(inputs: &[Input]) -> Result<(&Vec<usize>, &HostVec), String> {

@@ -158,6 +158,12 @@ pub fn sum_bound(n: usize, abs_sum: f64, dtype: DType) -> f64 {
     depth * eps(dtype) * abs_sum
 }
 
+/// Error bound of a float sum of `n` terms added in any order, sequentially included
+/// (cumsum, scatter_add): `n * eps * abs_sum` (Higham, eq. 4.4, with margin).
+pub fn scan_bound(n: usize, abs_sum: f64, dtype: DType) -> f64 {
+    n.max(1) as f64 * eps(dtype) * abs_sum
+}
+
 /// Error bound of a float product of `n` factors with value `value`: each of the `n - 1`
 /// multiplications rounds once, whatever the order, so `n * eps * |value|` covers it.
 pub fn prod_bound(n: usize, value: f64, dtype: DType) -> f64 {
@@ -193,6 +199,9 @@ pub fn table() -> Vec<Row> {
         }
         rows.push(("matmul".into(), dtype, matmul()));
         rows.push(("fill_normal".into(), dtype, normal_fill(dtype)));
+        for op in ["cumsum", "cumprod", "scatter_add"] {
+            rows.push((op.into(), dtype, Tolerance::Bound));
+        }
     }
     rows.retain(|r| !r.2.is_exact());
     rows
@@ -206,6 +215,8 @@ pub fn bound_formula(op: &str) -> &'static str {
         "mean" => "ceil(log2 n) * eps * sum(abs(x)) / n + 1 ulp",
         "prod" => "n * eps * abs(prod) + 1 ulp",
         "matmul" => "k * eps * sum(abs(a * b)) + 1 ulp",
+        "cumsum" | "scatter_add" => "m * eps * sum(abs(x)) + 1 ulp",
+        "cumprod" => "m * eps * abs(prod) + 1 ulp",
         _ => "bound",
     }
 }

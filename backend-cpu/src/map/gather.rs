@@ -52,6 +52,9 @@ impl Gather {
         }
         if b.shape.numel() == 0 {
             (dims, strides) = (vec![0], vec![0]);
+        } else if dims.is_empty() {
+            // One element (all axes of size 1): a walk of one step, read at the offset.
+            (dims, strides) = (vec![1], vec![0]);
         }
         Gather { dims, strides, offset: b.offset as isize }
     }

@@ -10,44 +10,75 @@ use super::Axis;
 use crate::num::Num;
 use crate::par::{PAR_MIN, TASK};
 
-/// The index array as positions `0..n` (negative `i32` indices count from the end; out
-/// of range ones — which the array layer refuses — are clamped rather than read past the
-/// axis).
-fn positions(idx: HostSlice<'_>, n: usize) -> Vec<usize> {
-    let last = n.saturating_sub(1);
-    match idx {
-        HostSlice::U32(v) => v.iter().map(|&i| (i as usize).min(last)).collect(),
-        HostSlice::I32(v) => v
-            .iter()
-            .map(|&i| if i < 0 { (i as i64 + n as i64).max(0) as usize } else { (i as usize).min(last) })
-            .collect(),
-        _ => Vec::new(),
+/// An index element: its position on an axis of length `n` (negative `i32` indices count
+/// from the end). Out-of-range indices — which the array layer refuses before the op is
+/// queued — are clamped rather than read past the axis.
+trait Index: Copy + Send + Sync {
+    fn pos(self, n: usize) -> usize;
+}
+
+impl Index for u32 {
+    #[inline(always)]
+    fn pos(self, n: usize) -> usize {
+        (self as usize).min(n.saturating_sub(1))
     }
+}
+
+impl Index for i32 {
+    #[inline(always)]
+    fn pos(self, n: usize) -> usize {
+        let p = if self < 0 { self as isize + n as isize } else { self as isize };
+        p.min(n as isize - 1).max(0) as usize
+    }
+}
+
+/// Calls `$f` with the index array as a typed slice (`u32` or `i32`; validated).
+macro_rules! with_index {
+    ($idx:expr, $v:ident => $body:expr) => {
+        match $idx {
+            HostSlice::U32($v) => $body,
+            HostSlice::I32($v) => $body,
+            _ => unreachable!("Op::output checked that indices are u32 or i32"),
+        }
+    };
+}
+
+/// The index array as positions `0..n`.
+fn positions(idx: HostSlice<'_>, n: usize) -> Vec<usize> {
+    with_index!(idx, v => v.iter().map(|&i| i.pos(n)).collect())
 }
 
 /// numpy's `take(x, idx, axis)`.
 pub(crate) fn take<T: Num>(x: &[T], idx: HostSlice<'_>, shape: &Shape, indices: &Shape, axis: usize) -> Vec<T> {
-    let a = Axis::new(shape, axis);
-    let pos = positions(idx, a.n);
-    let m = indices.numel();
+    with_index!(idx, v => take_typed(x, v, Axis::new(shape, axis), indices.numel()))
+}
+
+fn take_typed<T: Num, I: Index>(x: &[T], idx: &[I], a: Axis, m: usize) -> Vec<T> {
     let len = a.outer * m * a.inner;
     let mut out = vec![T::ZERO; len];
-    if len == 0 {
+    if len == 0 || a.n == 0 {
+        // Nothing to read (indices into an empty axis are refused by the array layer).
         return out;
     }
     let fill = |start: usize, dst: &mut [T]| {
-        if a.inner == 1 {
+        if a.outer == 1 && a.inner == 1 {
+            // The common 1-D gather: no index arithmetic beyond the index itself.
+            let n = dst.len();
+            for (o, &i) in dst.iter_mut().zip(&idx[start..start + n]) {
+                *o = x[i.pos(a.n)];
+            }
+        } else if a.inner == 1 {
             for (j, o) in dst.iter_mut().enumerate() {
                 let flat = start + j;
                 let (r, k) = (flat / m, flat % m);
-                *o = x[r * a.n + pos[k]];
+                *o = x[r * a.n + idx[k].pos(a.n)];
             }
         } else {
             for (j, o) in dst.iter_mut().enumerate() {
                 let flat = start + j;
                 let (rk, i) = (flat / a.inner, flat % a.inner);
                 let (r, k) = (rk / m, rk % m);
-                *o = x[(r * a.n + pos[k]) * a.inner + i];
+                *o = x[(r * a.n + idx[k].pos(a.n)) * a.inner + i];
             }
         }
     };
@@ -71,6 +102,10 @@ pub(crate) fn take_along_axis<T: Num>(
     let m = indices.dims()[axis];
     let pos = positions(idx, a.n);
     let mut out = vec![T::ZERO; pos.len()];
+    if a.n == 0 {
+        // Nothing to read (indices into an empty axis are refused by the array layer).
+        return out;
+    }
     let fill = |start: usize, dst: &mut [T]| {
         for (j, o) in dst.iter_mut().enumerate() {
             let flat = start + j;

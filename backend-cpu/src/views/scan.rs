@@ -22,6 +22,15 @@ pub(crate) fn scan<T: Num>(x: &[T], kind: ScanKind, a: Axis) -> Vec<T> {
         return out;
     }
     let run = |b: &mut [T]| {
+        if a.inner == 1 {
+            // One lane, contiguous: a plain running loop.
+            let mut acc = b[0];
+            for v in &mut b[1..] {
+                acc = f(acc, *v);
+                *v = acc;
+            }
+            return;
+        }
         for i in 1..a.n {
             let (done, rest) = b.split_at_mut(i * a.inner);
             let prev = &done[(i - 1) * a.inner..];

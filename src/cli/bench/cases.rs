@@ -8,8 +8,21 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 6] =
-    ["map_axpy_f32", "sum_f32", "matmul_f32_1024", "matmul_f32_2048", "uniform_f32", "map_small_f32"];
+pub const NAMES: [&str; 12] = [
+    "map_axpy_f32",
+    "sum_f32",
+    "matmul_f32_1024",
+    "matmul_f32_2048",
+    "uniform_f32",
+    "map_small_f32",
+    // Issue 14 (see `views.rs`).
+    "sort_f32",
+    "argsort_f32",
+    "cumsum_f32",
+    "take_f32",
+    "concat_f32",
+    "map_step2_f32",
+];
 
 /// The `a` of `y = a*x + y`.
 const A: f32 = 1.5;
@@ -67,6 +80,12 @@ pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchEr
         "matmul_f32_2048" => matmul(device, cfg.matmul_sizes[1], cfg),
         "uniform_f32" => uniform(device, cfg),
         "map_small_f32" => map_small(device, cfg),
+        "sort_f32" => super::views::sort(device, cfg),
+        "argsort_f32" => super::views::argsort(device, cfg),
+        "cumsum_f32" => super::views::cumsum(device, cfg),
+        "take_f32" => super::views::take(device, cfg),
+        "concat_f32" => super::views::concat(device, cfg),
+        "map_step2_f32" => super::views::map_step2(device, cfg),
         other => Err(format!("unknown benchmark {other:?}; the benchmarks are {}", NAMES.join(", ")).into()),
     }
 }
