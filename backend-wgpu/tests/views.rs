@@ -205,7 +205,7 @@ fn scatter_add_accumulates_repeated_indices_in_order() {
 #[test]
 fn scans_match_running_sums_and_products() {
     let Some(dev) = common::device() else { return };
-    for n in [0usize, 1, 7, 64, 65, 256, 257, 1000, 5000] {
+    for n in [0usize, 1, 7, 64, 65, 256, 257, 1000, 5000, 4096 * 4097 / 64] {
         for (outer, inner, axis) in [(1usize, 1usize, 0usize), (3, 1, 1), (1, 3, 0)] {
             let shape: Vec<usize> = if axis == 1 { vec![outer, n] } else { vec![n, inner] };
             let len = outer * n * inner;

@@ -75,9 +75,10 @@ pub(crate) fn scan_identity(dtype: DType, product: bool) -> String {
 /// (`wgsl/scan.wgsl`), or a thread per row for short rows (`serial`, `wgsl/scan_serial.wgsl`).
 pub(crate) fn scan(dtype: DType, product: bool, serial: bool) -> KernelSource {
     let t = wgsl_type(dtype);
-    let mut b = Builder::new(3);
+    let mut b = Builder::new(if serial { 3 } else { 6 });
     b.storage("src", t, false).storage("dst", t, true);
     if !serial {
+        b.storage("aux", t, true);
         b.code(&format!("var<workgroup> part: array<{t}, {WG}>;\n"));
     }
     let id = scan_identity(dtype, product);
