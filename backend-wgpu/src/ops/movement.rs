@@ -199,7 +199,14 @@ fn segment_scan(
     let segs = n.div_ceil(SCAN_SEGMENT);
     let groups_n = rows * segs;
     let params = |mode: u32| -> Result<Vec<u32>> {
-        Ok(vec![word(groups_n, "scan workgroups")?, word(n, "scan")?, word(inner, "scan")?, SCAN_SEGMENT as u32, segs as u32, mode])
+        Ok(vec![
+            word(groups_n, "scan workgroups")?,
+            word(n, "scan")?,
+            word(inner, "scan")?,
+            SCAN_SEGMENT as u32,
+            segs as u32,
+            mode,
+        ])
     };
     if segs == 1 {
         // aux is unused in mode 0: a one-element stand-in (a buffer bound twice would
