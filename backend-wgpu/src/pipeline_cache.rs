@@ -21,6 +21,26 @@ pub(crate) enum KernelKey {
     /// A fused map (also Cast, and a transpose that keeps the last axis), by core's
     /// planning signature.
     Map(MapSignature),
+    /// A fused map over views (strided inputs start at an offset), by core's signature.
+    MapViews(MapSignature),
+    /// One input's copy into a concat (32-bit words).
+    Concat,
+    /// A constant pad (32-bit words, any rank).
+    Pad,
+    /// take (`along` false) or take_along_axis, by index dtype (32-bit words).
+    Take { index: DType, along: bool },
+    /// scatter_add of `dtype` values at `index` indices.
+    ScatterAdd { dtype: DType, index: DType },
+    /// cumsum/cumprod (`product`), a workgroup or (`serial`) a thread per row.
+    Scan { dtype: DType, product: bool, serial: bool },
+    /// The sort's slot-building pass for a dtype's keys.
+    SortInit(DType),
+    /// One bitonic step over a dtype's keys.
+    SortStep(DType),
+    /// The bitonic steps in workgroup memory for a dtype's keys.
+    SortLocal(DType),
+    /// The sort's output pass.
+    SortOut,
     /// One reduction pass.
     Reduce(Pass),
     /// The tiled matmul.

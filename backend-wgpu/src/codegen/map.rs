@@ -19,14 +19,31 @@ pub(crate) fn param_count(sig: &MapSignature) -> usize {
     1 + sig.ndim + sig.ndim * sig.strided().count()
 }
 
+/// The uniform words of a map over views ([`kernel_over_views`]): [`param_count`], then one
+/// offset (the buffer index of element `[0, ...]`) per strided input.
+pub(crate) fn param_count_views(sig: &MapSignature) -> usize {
+    param_count(sig) + sig.strided().count()
+}
+
 /// The kernel of `sig`: its program over inputs read as its access classes, on an output of
 /// `sig.ndim` coalesced dimensions (used only by strided inputs). An f64 op WGSL cannot
 /// express is [`Error::Unsupported`].
 pub(crate) fn kernel(sig: &MapSignature, device: DeviceId) -> Result<KernelSource> {
+    build(sig, device, false)
+}
+
+/// [`kernel`] for inputs that are views (core's `Op::MapViews`): each strided input starts
+/// at its offset, and its strides (two's complement words) may be negative; the u32
+/// arithmetic wraps into the buffer, where every element lies.
+pub(crate) fn kernel_over_views(sig: &MapSignature, device: DeviceId) -> Result<KernelSource> {
+    build(sig, device, true)
+}
+
+fn build(sig: &MapSignature, device: DeviceId, offsets: bool) -> Result<KernelSource> {
     let (program, ndim) = (&*sig.program, sig.ndim);
     let mut dtypes: BTreeSet<DType> = program.insts.iter().map(|i| i.dtype).collect();
     dtypes.extend(program.inputs.iter().copied());
-    let mut b = Builder::new(param_count(sig));
+    let mut b = Builder::new(if offsets { param_count_views(sig) } else { param_count(sig) });
     for (k, d) in program.inputs.iter().enumerate() {
         b.storage(&format!("in{k}"), wgsl_type(*d), false);
     }
@@ -43,8 +60,12 @@ pub(crate) fn kernel(sig: &MapSignature, device: DeviceId) -> Result<KernelSourc
     let strided: Vec<usize> = sig.strided().collect();
     if !strided.is_empty() {
         body.push_str("    var rem = gid;\n");
-        for k in &strided {
-            let _ = writeln!(body, "    var o{k} = 0u;");
+        for (slot, k) in strided.iter().enumerate() {
+            if offsets {
+                let _ = writeln!(body, "    var o{k} = prm({}u);", param_count(sig) + slot);
+            } else {
+                let _ = writeln!(body, "    var o{k} = 0u;");
+            }
         }
         for d in (0..ndim).rev() {
             if d == 0 {

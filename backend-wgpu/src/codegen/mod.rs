@@ -10,9 +10,11 @@ pub(crate) mod fill;
 pub(crate) mod layout;
 pub(crate) mod map;
 pub(crate) mod matmul;
+pub(crate) mod movement;
 pub(crate) mod reduce;
 pub(crate) mod semantics;
 pub(crate) mod shaders;
+pub(crate) mod sort;
 pub(crate) mod transcendental;
 #[cfg(test)]
 mod validate;

@@ -25,6 +25,37 @@ pub(crate) const PHILOX: &str = include_str!("wgsl/philox.wgsl");
 /// The f64 unit conversion of two Philox words.
 pub(crate) const PHILOX_F64: &str = include_str!("wgsl/philox_f64.wgsl");
 
+/// Index normalization (negative i32 indices from the end); placeholder `I`.
+pub(crate) const INDEX: &str = include_str!("wgsl/index.wgsl");
+/// Body of one input's copy into a concat.
+pub(crate) const CONCAT: &str = include_str!("wgsl/concat.wgsl");
+/// Body of a constant pad.
+pub(crate) const PAD: &str = include_str!("wgsl/pad.wgsl");
+/// Body of take and take_along_axis; placeholder `ALONG`.
+pub(crate) const TAKE: &str = include_str!("wgsl/take.wgsl");
+/// Body of scatter_add.
+pub(crate) const SCATTER_ADD: &str = include_str!("wgsl/scatter_add.wgsl");
+/// Body of the workgroup-per-row scan; placeholders `OP`, `ID`.
+pub(crate) const SCAN: &str = include_str!("wgsl/scan.wgsl");
+/// Body of the thread-per-row scan; placeholders `OP`, `ID`.
+pub(crate) const SCAN_SERIAL: &str = include_str!("wgsl/scan_serial.wgsl");
+/// Body of the sort's key pass; placeholder `KW`.
+pub(crate) const SORT_INIT: &str = include_str!("wgsl/sort_init.wgsl");
+/// Body of one bitonic compare-exchange step.
+pub(crate) const SORT_STEP: &str = include_str!("wgsl/sort_step.wgsl");
+/// Body of the bitonic steps with j < 512 in workgroup memory.
+pub(crate) const SORT_LOCAL: &str = include_str!("wgsl/sort_local.wgsl");
+/// Workgroup slots of one-word keys and their comparison.
+pub(crate) const SORT_LOCAL1: &str = include_str!("wgsl/sort_local1.wgsl");
+/// Workgroup slots of two-word keys and their comparison.
+pub(crate) const SORT_LOCAL2: &str = include_str!("wgsl/sort_local2.wgsl");
+/// Body of the sort's output pass.
+pub(crate) const SORT_OUT: &str = include_str!("wgsl/sort_out.wgsl");
+/// One-word sort keys and their comparison; placeholder `KEY`.
+pub(crate) const SORT_KEY1: &str = include_str!("wgsl/sort_key1.wgsl");
+/// Two-word (f64) sort keys and their comparison.
+pub(crate) const SORT_KEY2: &str = include_str!("wgsl/sort_key2.wgsl");
+
 /// `template` with every `{name}` of `values` replaced by its text.
 pub(crate) fn instantiate(template: &str, values: &[(&str, &str)]) -> String {
     values.iter().fold(template.to_string(), |text, (name, value)| text.replace(&format!("{{{name}}}"), value))

@@ -86,3 +86,47 @@ fn every_reduction_pass_fill_matmul_and_transpose() {
     check("matmul f32", &super::matmul::kernel(DType::F32));
     check("matmul f64", &super::matmul::kernel(DType::F64));
 }
+
+#[test]
+fn every_map_over_views_variant() {
+    for d in DType::ALL {
+        let program = Arc::new(Program::compile(&(Expr::arg(0) + Expr::arg(1)), &[d, d]).unwrap());
+        for (access, ndim) in [
+            (vec![Access::Strided, Access::Strided], 3),
+            (vec![Access::Same, Access::Strided], 1),
+            (vec![Access::Strided, Access::Same], 0),
+        ] {
+            let sig = MapSignature { program: program.clone(), access: access.clone(), ndim };
+            let src = super::map::kernel_over_views(&sig, TEST_DEVICE).unwrap();
+            check(&format!("map views {d} {access:?} {ndim}"), &src);
+        }
+    }
+}
+
+#[test]
+fn every_movement_scan_and_sort_kernel() {
+    check("concat", &super::movement::concat());
+    check("pad", &super::movement::pad());
+    for index in [DType::U32, DType::I32] {
+        for along in [false, true] {
+            check(&format!("take {index} along={along}"), &super::movement::take(index, along));
+        }
+        for d in DType::ALL {
+            check(&format!("scatter_add {d} {index}"), &super::movement::scatter_add(d, index));
+        }
+    }
+    for d in DType::ALL {
+        for product in [false, true] {
+            for serial in [false, true] {
+                check(
+                    &format!("scan {d} product={product} serial={serial}"),
+                    &super::movement::scan(d, product, serial),
+                );
+            }
+        }
+        check(&format!("sort init {d}"), &super::sort::init(d));
+        check(&format!("sort step {d}"), &super::sort::step(d));
+        check(&format!("sort local {d}"), &super::sort::local(d));
+    }
+    check("sort output", &super::sort::output());
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use polycompute_core::expr::Program;
 use polycompute_core::plan::{simplify_permutation, Access, MapSignature};
-use polycompute_core::{DeviceBuffer, Error, Result, Shape};
+use polycompute_core::{DType, DeviceBuffer, Error, Layout, Result, Shape};
 
 use crate::buffer::WgpuBuffer;
 use crate::codegen::layout::{transpose as tiled, TILE};
@@ -31,7 +31,11 @@ pub(crate) fn transpose(dev: &WgpuDevice, shape: &Shape, perm: &[usize], input: 
     if d <= 1 || plan.is_identity() {
         return copy(dev, input);
     }
-    dev.require(dtype, "transpose")?;
+    if dtype == DType::F64 && !dev.has_f64() {
+        // Moves bits only: a map over the permuted view's u32 words needs no SHADER_F64.
+        let view = Layout::contiguous(Shape::new(&plan.dims)?).permute(perm)?;
+        return super::views::copy_f64_as_words(dev, &view, &view.shape.clone(), input);
+    }
     let out_dims = plan.out_dims();
     let out_strides = Shape::new(&out_dims)?.strides();
     let out = dev.alloc(dtype, n)?;

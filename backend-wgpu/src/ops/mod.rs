@@ -4,9 +4,12 @@ mod fill;
 mod layout;
 mod map;
 mod matmul;
+mod movement;
 mod reduce;
+mod sort;
+mod views;
 
-use polycompute_core::{Op, Result};
+use polycompute_core::{Op, Result, ScanKind};
 
 use crate::buffer::WgpuBuffer;
 use crate::device::WgpuDevice;
@@ -24,28 +27,18 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Resu
         Op::Transpose { shape, perm } => layout::transpose(dev, shape, perm, inputs[0]),
         Op::Cast { to } => map::cast(dev, inputs[0], *to),
         Op::Fill { fill, dtype, len } => fill::run(dev, *fill, *dtype, *len),
-        // issue 14: kernel pending
-        Op::MapViews { .. }
-        | Op::Concat { .. }
-        | Op::Take { .. }
-        | Op::TakeAlongAxis { .. }
-        | Op::ScatterAdd { .. }
-        | Op::Pad { .. }
-        | Op::Scan { .. }
-        | Op::Sort { .. }
-        | Op::Argsort { .. }
-        | Op::TopK { .. } => Err(pending(dev, op, inputs)),
-    }
-}
-
-/// `Unsupported` for an op of issue 14 whose kernel is not written yet.
-// issue 14: kernel pending
-fn pending(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> polycompute_core::Error {
-    use polycompute_core::{BackendDevice, DeviceBuffer};
-    polycompute_core::Error::Unsupported {
-        op: format!("{} (issue 14: kernel pending)", op.name()),
-        dtype: inputs.first().map_or(polycompute_core::DType::F32, |b| b.dtype()),
-        device: Some(dev.info().id()),
+        Op::MapViews { program, inputs: layouts, shape } => views::run(dev, program, layouts, shape, inputs),
+        Op::Concat { axis, shapes } => movement::concat(dev, *axis, shapes, inputs),
+        Op::Take { axis, shape, indices } => movement::take(dev, *axis, shape, indices, false, inputs[0], inputs[1]),
+        Op::TakeAlongAxis { axis, shape, indices } => {
+            movement::take(dev, *axis, shape, indices, true, inputs[0], inputs[1])
+        }
+        Op::ScatterAdd { axis, shape, indices } => movement::scatter_add(dev, *axis, shape, indices, inputs),
+        Op::Pad { shape, widths, value } => movement::pad(dev, shape, widths, *value, inputs[0]),
+        Op::Scan { kind, axis, shape } => movement::scan(dev, *kind == ScanKind::Prod, *axis, shape, inputs[0]),
+        Op::Sort { axis, shape } => sort::run(dev, *axis, shape, sort::Output::Values, inputs[0]),
+        Op::Argsort { axis, shape } => sort::run(dev, *axis, shape, sort::Output::Indices, inputs[0]),
+        Op::TopK { k, axis, shape } => sort::run(dev, *axis, shape, sort::Output::Top(*k), inputs[0]),
     }
 }
 

@@ -3,7 +3,9 @@
 // beyond, subnormals possibly flushed) and the shared semantics promise a few ulp
 // everywhere. See transcendental.rs for the methods. The constants LN2_HI, LN2_LO, LOG2E,
 // PIO2_1, PIO2_2, PIO2_3, PIO2 and TWO_OVER_PI are declared before this text, from their bit
-// patterns. Needs f32_base.wgsl, copysign_f32 (float.wgsl) and mulhilo.wgsl.
+// patterns, and pow's logarithm table POW_LN_TABLE, LN2_FIX_HI and LN2_FIX_LO before
+// them (see transcendental.rs). Needs f32_base.wgsl, copysign_f32 (float.wgsl) and
+// mulhilo.wgsl.
 
 // The bits of 2/pi after the binary point, behind one zero word (so a window may start
 // left of the point).
@@ -14,7 +16,8 @@ var<private> two_over_pi_bits: array<u32, 10> = array<u32, 10>(0u, 0xA2F9836Eu, 
 // from its bits, never by arithmetic on subnormals, which a device may flush).
 fn scale2_f32(p: f32, k: i32) -> f32 {
     if (k > 127) { return p * 2.0 * bitcast<f32>(u32(k + 126) << 23u); }
-    if (k >= -126) { return p * bitcast<f32>(u32(k + 127) << 23u); }
+    // From -126 down the result may be subnormal (p < 1), which arithmetic may flush.
+    if (k >= -125) { return p * bitcast<f32>(u32(k + 127) << 23u); }
     if (k < -151) { return 0.0; }
     return bitcast<f32>(u32(round(p * bitcast<f32>(u32(k + 149 + 127) << 23u))));
 }
@@ -172,7 +175,8 @@ fn tan_f32(x: f32) -> f32 {
 // Odd Taylor series near 0 (where 1 - 2 / (e^2x + 1) cancels), saturation far out (where
 // e^2x overflows), and the exponential form in between.
 fn tanh_f32(x: f32) -> f32 {
-    if (isnan_f32(x)) { return x; }
+    // Zeros keep their sign (numpy: tanh(-0.0) = -0.0), which x + x^3 p would lose.
+    if (isnan_f32(x) || x == 0.0) { return x; }
     let a = abs(x);
     if (a > 9.0) { return copysign_f32(1.0, x); }
     if (a < 0.5) {
@@ -212,6 +216,84 @@ fn two_prod_f32(a: f32, b: f32) -> vec2<f32> {
     return select(vec2<f32>(hi, lo), vec2<f32>(-hi, -lo), ((ba ^ bb) >> 31u) == 1u);
 }
 
+// 64-bit two's complement integers as vec2<u32>(high word, low word).
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.y + b.y;
+    return vec2<u32>(a.x + b.x + select(0u, 1u, lo < a.y), lo);
+}
+
+fn neg64(a: vec2<u32>) -> vec2<u32> {
+    let lo = ~a.y + 1u;
+    return vec2<u32>(~a.x + select(0u, 1u, lo == 0u), lo);
+}
+
+// 2^k for -126 <= k <= 127.
+fn exp2i_f32(k: i32) -> f32 { return bitcast<f32>(u32(k + 127) << 23u); }
+
+// ln x as head + tail with about 2^-56 absolute error, for pow (x finite, > 0, != 1): y ln x
+// is good to a fraction of an ulp of pow only if ln x carries about 32 + 7 bits, which two
+// f32s summed in float arithmetic would (a driver's simplifier may fold compensated sums
+// away), so the sum is taken in 64-bit fixed point (scale 2^-56) on integers:
+// x = z 2^e with z in [0.695, 1.39), z = c (1 + r) with 1/c from a table of 89 entries (one
+// per 2^-7 of z, 1/c with 15 bits so z/c is an exact integer product, |r| <= 2^-7),
+// ln x = e ln2 + ln c + r - r^2/2 (all four exact to 2^-56) + r^3/3 - r^4/4 + r^5/5 - r^6/6
+// (in f32: below 2^-22 and relatively good to 2^-21). Near x = 1, c = 1, so nothing cancels.
+fn ln_fixed_f32(x: f32) -> vec2<f32> {
+    let bits = bitcast<u32>(x);
+    var e = i32(bits >> 23u) - 127;
+    var mant = (bits & 0x7fffffu) | 0x800000u;
+    if ((bits >> 23u) == 0u) {
+        let shift = countLeadingZeros(bits) - 8u;
+        mant = bits << shift;
+        e = -126 - i32(shift);
+    }
+    // z = zi 2^-24.
+    var zi = mant << 1u;
+    if (mant >= 0xb20000u) {
+        zi = mant;
+        e = e + 1;
+    }
+    let entry = POW_LN_TABLE[(zi >> 17u) - 89u];
+    // z / c - 1 = (zi * entry.x - 2^38) 2^-38; |r| <= 2^-7, so the low word is r.
+    let r_bits = mulhilo(zi, entry.x).y;
+    let r = bitcast<i32>(r_bits);
+    let ae = u32(abs(e));
+    let e_ln2 = mulhilo(ae, LN2_FIX_LO);
+    var s = vec2<u32>(ae * LN2_FIX_HI + e_ln2.x, e_ln2.y);
+    if (e < 0) { s = neg64(s); }
+    s = add64(s, vec2<u32>(entry.y, entry.z));
+    s = add64(s, vec2<u32>(bitcast<u32>(r >> 14u), r_bits << 18u));
+    let ar = select(r_bits, 0u - r_bits, r < 0);
+    let sq = mulhilo(ar, ar);
+    s = add64(s, neg64(vec2<u32>(sq.x >> 21u, (sq.y >> 21u) | (sq.x << 11u))));
+    let rf = f32(r) * bitcast<f32>(0x2c800000u);
+    let q = rf * rf * rf * (bitcast<f32>(0x3eaaaaabu) + rf * (-0.25 + rf * (0.2 - rf * bitcast<f32>(0x3e2aaaabu))));
+    // The fixed-point sum as head (its top 24 bits) + tail.
+    let neg = (s.x >> 31u) == 1u;
+    if (neg) { s = neg64(s); }
+    var top: u32;
+    var rest = 0u;
+    var n: i32;
+    if (s.x != 0u) {
+        let lz = countLeadingZeros(s.x);
+        top = s.x;
+        rest = s.y;
+        if (lz > 0u) {
+            top = (s.x << lz) | (s.y >> (32u - lz));
+            rest = s.y << lz;
+        }
+        n = i32(lz);
+    } else {
+        if (s.y == 0u) { return vec2<f32>(0.0, q); }
+        let lz = countLeadingZeros(s.y);
+        top = s.y << lz;
+        n = 32 + i32(lz);
+    }
+    let hi = f32(top & 0xffffff00u) * exp2i_f32(-24 - n);
+    let lo = f32(((top & 0xffu) << 24u) | (rest >> 8u)) * exp2i_f32(-48 - n);
+    return vec2<f32>(select(hi, -hi, neg), select(lo, -lo, neg) + q);
+}
+
 fn pow_f32(x: f32, y: f32) -> f32 {
     if (y == 0.0 || x == 1.0) { return 1.0; }
     if (isnan_f32(x) || isnan_f32(y)) { return nan_f32(); }
@@ -229,7 +311,7 @@ fn pow_f32(x: f32, y: f32) -> f32 {
         r = select(0.0, inf_f32(false), (ax > 1.0) == (y > 0.0));
     } else {
         // y ln|x| as head + tail, the product made exact in integers.
-        let l = ln2parts_f32(ax);
+        let l = ln_fixed_f32(ax);
         let pr = two_prod_f32(y, l.x);
         r = exp2parts_f32(pr.x, pr.y + y * l.y);
     }

@@ -1,0 +1,88 @@
+//! Data movement kernels: concat, constant pad, take and take_along_axis move 32-bit words
+//! (an f64 is two), so they run on devices without `SHADER_F64` too; scatter_add adds in
+//! the dtype. All read plain (row-major) inputs; sizes travel in the uniform block.
+
+use polycompute_core::DType;
+
+use super::shaders::{self, instantiate};
+use super::{literal, wgsl_type, Builder, KernelSource, WG};
+
+/// Words of one element of `dtype` (f64: 2).
+pub(crate) fn words(dtype: DType) -> usize {
+    if dtype == DType::F64 {
+        2
+    } else {
+        1
+    }
+}
+
+/// One input's copy into its place in a concat's output rows (`wgsl/concat.wgsl`).
+pub(crate) fn concat() -> KernelSource {
+    let mut b = Builder::new(4);
+    b.storage("src", "u32", false).storage("dst", "u32", true);
+    b.finish((WG, 1), shaders::CONCAT)
+}
+
+/// Uniform words of [`pad`] for a rank.
+pub(crate) fn pad_params(rank: usize) -> usize {
+    5 + 3 * rank
+}
+
+/// Constant pad of any rank (the rank is a uniform word; `wgsl/pad.wgsl`).
+pub(crate) fn pad() -> KernelSource {
+    // The uniform block is sized for the widest rank a kernel is launched with; WGSL needs
+    // a fixed array length, so it is sized generously and the launch fills what it uses.
+    let mut b = Builder::new(pad_params(MAX_PAD_RANK));
+    b.storage("src", "u32", false).storage("dst", "u32", true);
+    b.finish((WG, 1), shaders::PAD)
+}
+
+/// The largest rank [`pad`] handles (the uniform block's size; core caps ranks far lower).
+pub(crate) const MAX_PAD_RANK: usize = 32;
+
+/// take (`along` false) or take_along_axis (`along` true) with `index` (u32 or i32) indices.
+pub(crate) fn take(index: DType, along: bool) -> KernelSource {
+    let mut b = Builder::new(5);
+    b.storage("src", "u32", false).storage("idx", wgsl_type(index), false).storage("dst", "u32", true);
+    b.code(&instantiate(shaders::INDEX, &[("I", wgsl_type(index))]));
+    let along = if along { "true" } else { "false" };
+    b.finish((WG, 1), &instantiate(shaders::TAKE, &[("ALONG", along)]))
+}
+
+/// scatter_add of `dtype` values at `index` indices (`wgsl/scatter_add.wgsl`).
+pub(crate) fn scatter_add(dtype: DType, index: DType) -> KernelSource {
+    let t = wgsl_type(dtype);
+    let mut b = Builder::new(4);
+    b.storage("idx", wgsl_type(index), false).storage("vals", t, false).storage("dst", t, true);
+    b.code(&instantiate(shaders::INDEX, &[("I", wgsl_type(index))]));
+    b.finish((WG, 1), shaders::SCATTER_ADD)
+}
+
+/// The identity of a scan: -0.0 for float sums (so a leading -0.0 survives), 0, or 1.
+pub(crate) fn scan_identity(dtype: DType, product: bool) -> String {
+    use polycompute_core::Scalar;
+    literal(match (dtype, product) {
+        (DType::F32, false) => Scalar::F32(-0.0),
+        (DType::F32, true) => Scalar::F32(1.0),
+        (DType::F64, false) => Scalar::F64(-0.0),
+        (DType::F64, true) => Scalar::F64(1.0),
+        (DType::I32, p) => Scalar::I32(i32::from(p)),
+        (DType::U32, p) => Scalar::U32(u32::from(p)),
+    })
+}
+
+/// Inclusive scan (`product`: cumprod, else cumsum) of `dtype`: a workgroup per row
+/// (`wgsl/scan.wgsl`), or a thread per row for short rows (`serial`, `wgsl/scan_serial.wgsl`).
+pub(crate) fn scan(dtype: DType, product: bool, serial: bool) -> KernelSource {
+    let t = wgsl_type(dtype);
+    let mut b = Builder::new(if serial { 3 } else { 6 });
+    b.storage("src", t, false).storage("dst", t, true);
+    if !serial {
+        b.storage("aux", t, true);
+        b.code(&format!("var<workgroup> part: array<{t}, {WG}>;\n"));
+    }
+    let id = scan_identity(dtype, product);
+    let op = if product { "*" } else { "+" };
+    let body = if serial { shaders::SCAN_SERIAL } else { shaders::SCAN };
+    b.finish((WG, 1), &instantiate(body, &[("OP", op), ("ID", &id)]))
+}

@@ -1,0 +1,17 @@
+// numpy's add.at along an axis on a copy of the input (already in dst): one thread per
+// (outer, inner) column adds that column's values in index order, so repeated indices
+// accumulate without atomics and in the CPU's order.
+// prm: 0 columns, 1 inner, 2 m (values along the axis), 3 n (the output's axis length).
+    let cols = prm(0u);
+    if (cols == 0u || g > (cols - 1u) / 256u) { return; }
+    let c = g * 256u + lid;
+    if (c >= cols) { return; }
+    let inner = prm(1u);
+    let m = prm(2u);
+    let n = prm(3u);
+    let i = c % inner;
+    let o = c / inner;
+    for (var j = 0u; j < m; j = j + 1u) {
+        let at = (o * n + norm_index(idx[j], n)) * inner + i;
+        dst[at] = dst[at] + vals[(o * m + j) * inner + i];
+    }
