@@ -161,8 +161,17 @@ pub fn seeds() -> io::Result<Vec<(&'static str, Vec<u8>)>> {
         ("from_worker", frame(&FromWorker::Hello { token: "0".repeat(32), pid: 1234 }, &[])?),
         ("from_worker", frame(&FromWorker::Ready { device: crate::DeviceId::new(BackendKind::Cpu, 0) }, &[])?),
         ("from_worker", frame(&FromWorker::StartFailed { message: "cannot open cuda:0".into() }, &[])?),
-        ("from_worker", frame(&FromWorker::Results { id: 9, first: 0, count: 4, retire: None, stopped: false }, &results)?),
-        ("from_worker", frame(&FromWorker::Results { id: 9, first: 2, count: 2, retire: Some("sticky".into()), stopped: true }, &results)?),
+        (
+            "from_worker",
+            frame(&FromWorker::Results { id: 9, first: 0, count: 4, retire: None, stopped: false }, &results)?,
+        ),
+        (
+            "from_worker",
+            frame(
+                &FromWorker::Results { id: 9, first: 2, count: 2, retire: Some("sticky".into()), stopped: true },
+                &results,
+            )?,
+        ),
     ];
     for (target, f) in &frames {
         stream.extend_from_slice(&(f.len() as u32).to_le_bytes());

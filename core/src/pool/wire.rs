@@ -143,7 +143,10 @@ pub(crate) fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<boo
         let step = (len - got).min(got.max(FIRST_RESERVE));
         buf.resize(got + step, 0);
         if !fill(r, &mut buf[got..got + step], false)? {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("a frame ended after {got} of {len} bytes")));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("a frame ended after {got} of {len} bytes"),
+            ));
         }
         got += step;
     }
