@@ -3,6 +3,7 @@
 //! refuses), or PTX for the newest architecture this NVRTC knows when the device is newer
 //! still. A missing library is an error with a reason, never a crash.
 
+use polycompute_core::sync::LockUnpoisoned;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
@@ -121,11 +122,11 @@ impl Nvrtc {
     /// this NVRTC supports the architecture, else PTX for the newest one it does.
     pub fn compile(&self, source: &str, arch: u32) -> Result<Arc<Image>, CompileError> {
         let key = (source.to_string(), arch);
-        if let Some(img) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if let Some(img) = self.cache.lock_unpoisoned().get(&key) {
             return Ok(img.clone());
         }
         let img = Arc::new(self.compile_uncached(source, arch, false)?.0);
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, img.clone());
+        self.cache.lock_unpoisoned().insert(key, img.clone());
         Ok(img)
     }
 
