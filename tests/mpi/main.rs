@@ -161,6 +161,39 @@ fn timeout_and_cancel(tasks: &Tasks) -> Result<String, String> {
     Ok(String::new())
 }
 
+/// With `MPI_BENCH` set: start to first result, no-op round trip (median), unbatched and
+/// batched map throughput on the worker ranks (figures only; nothing asserted).
+fn bench(tasks: &Tasks) -> Result<(), String> {
+    let t0 = Instant::now();
+    let pool = Pool::builder(tasks).build().map_err(|e| e.to_string())?;
+    pool.submit::<Sleep>(0).wait().map_err(|e| e.to_string())?;
+    let first = t0.elapsed();
+    let mut trips: Vec<Duration> = (0..2000)
+        .map(|_| {
+            let t = Instant::now();
+            let _ = pool.submit::<Sleep>(0).wait();
+            t.elapsed()
+        })
+        .collect();
+    trips.sort();
+    drop(pool);
+    let rate = |chunk: usize, n: u64| -> Result<f64, String> {
+        let pool = Pool::builder(tasks).chunk_size(chunk).build().map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        let got = pool.map::<Draw>(0..n);
+        let secs = t.elapsed().as_secs_f64();
+        check(got.len() == n as usize, "map lost results".into())?;
+        Ok(n as f64 / secs)
+    };
+    let unbatched = rate(1, 20_000)?;
+    let batched = rate(256, 1_000_000)?;
+    println!(
+        "BENCH start-to-first-result {first:?}, round trip median {:?}, unbatched map {unbatched:.0} tasks/s, batched (256) {batched:.0} tasks/s",
+        trips[trips.len() / 2]
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -182,6 +215,9 @@ fn main() -> ExitCode {
             println!("singleton: local plan ({:?}); run me under mpirun for the MPI cases", plan.mode);
             return Ok(());
         };
+        if std::env::var_os("MPI_BENCH").is_some() {
+            return bench(&tasks);
+        }
         let plan = pool::worker_plan();
         check(plan.mode == WorkerMode::Mpi, format!("plan under mpirun: {plan:?}"))?;
         let pool = Pool::builder(&tasks).seed(SEED).build().map_err(|e| e.to_string())?;
