@@ -57,8 +57,21 @@ impl Task for Sleep {
     }
 }
 
+/// Kills its own rank (SIGKILL), as a crash or the OOM killer would.
+struct Die;
+impl Task for Die {
+    const NAME: &'static str = "die";
+    type Input = ();
+    type Output = ();
+    fn run(&self, _: &mut WorkerContext, (): ()) -> Result<(), BoxError> {
+        let _ = std::process::Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
+        std::thread::sleep(Duration::from_secs(60));
+        Ok(())
+    }
+}
+
 fn tasks() -> Tasks {
-    Tasks::new().add(Draw).add(Where).add(Sleep)
+    Tasks::new().add(Draw).add(Where).add(Sleep).add(Die)
 }
 
 const N: u64 = 10_000;
@@ -215,6 +228,15 @@ fn main() -> ExitCode {
             println!("singleton: local plan ({:?}); run me under mpirun for the MPI cases", plan.mode);
             return Ok(());
         };
+        if std::env::var_os("MPI_DIE").is_some() {
+            // A worker rank dies mid-run: the default launcher must end the whole job (the
+            // script checks that mpirun fails, and fast); reaching the end here is the bug.
+            let pool = Pool::builder(&tasks).build().map_err(|e| e.to_string())?;
+            let _ = pool.map::<Sleep>([50, 50, 50]);
+            let died = pool.submit::<Die>(());
+            let _ = died.wait_timeout(Duration::from_secs(30));
+            return Err("a worker rank was killed and the job went on".into());
+        }
         if std::env::var_os("MPI_BENCH").is_some() {
             return bench(&tasks);
         }
