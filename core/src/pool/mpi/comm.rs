@@ -159,7 +159,7 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
         while let Some(probed) = world.any_process().immediate_matched_probe_with_tag(tag::RESULTS) {
             busy = true;
             let (bytes, status) = probed.matched_receive_vec::<u8>();
-            receive(pool, ranks, &mut cost, &bytes, status.source_rank() as usize);
+            receive(ranks, &mut cost, &bytes, status.source_rank() as usize);
         }
         timeouts(pool, ranks);
         // Feed the least-loaded ranks first, one job at a time.
@@ -257,7 +257,7 @@ fn timeouts(pool: &PoolState, ranks: &mut [Rank]) {
 }
 
 /// Receives a results message from `source` and delivers it to the rank's head job.
-fn receive(pool: &PoolState, ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u8], source: usize) {
+fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u8], source: usize) {
     let Some(r) = ranks.get_mut(source.wrapping_sub(1)) else { return };
     let slot = r.slot.clone();
     let who = (slot.id, slot.device_id);
@@ -311,7 +311,6 @@ fn receive(pool: &PoolState, ranks: &mut [Rank], cost: &mut HashMap<&'static str
     let avg = cost.entry(job.task.name()).or_insert(per_input);
     *avg = (3 * *avg + per_input) / 4;
     ctl.deliver_all(out);
-    let _ = pool;
 }
 
 /// The pool stops: jobs in flight fail as `ShutDown`; every rank is told to stop and
