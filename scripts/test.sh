@@ -33,6 +33,7 @@ echo "+ export POLYCOMPUTE_NVRTC_LIB=\"\$(scripts/nvrtc-wheel.sh)\""
 POLYCOMPUTE_NVRTC_LIB="$(scripts/nvrtc-wheel.sh)"
 export POLYCOMPUTE_NVRTC_LIB POLYCOMPUTE_REQUIRE_NVRTC=1
 
+run scripts/mpi.sh # MPI + libclang (before --all-features builds), the pool on 4 and 2 MPI ranks (~1 min)
 run cargo fmt --all -- --check
 run cargo clippy --workspace --all-targets --all-features -- -D warnings
 # The API docs build without a warning (broken intra-doc links included).

@@ -34,10 +34,16 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 .collect();
             map.insert("cuda_libraries".into(), serde_json::Value::Object(libs));
         }
+        #[cfg(feature = "mpi")]
+        if let (Some(map), Some(world)) = (value.as_object_mut(), polycompute::pool::mpi_world()) {
+            map.insert("mpi".into(), serde_json::to_value(world)?);
+        }
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print!("{}", render(&probe));
         print!("{}", render_libraries(&libraries));
+        #[cfg(feature = "mpi")]
+        print!("{}", render_mpi(polycompute::pool::mpi_world()));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -73,6 +79,32 @@ fn render_libraries(libraries: &[Library]) -> String {
             Err(reason) => writeln!(out, "  {name:<7} not loaded: {reason}"),
         }
         .ok();
+    }
+    out
+}
+
+/// The MPI launch (feature `mpi`): world size, this rank, and every rank's host, node-local
+/// rank and device; or that there is none.
+#[cfg(feature = "mpi")]
+fn render_mpi(world: Option<&polycompute::pool::MpiWorld>) -> String {
+    let mut out = String::from("\n");
+    let Some(w) = world else {
+        out.push_str("mpi       not launched by mpirun/srun: the local plan\n");
+        return out;
+    };
+    let me = w.me();
+    let _ = writeln!(
+        out,
+        "mpi       {} ranks on {} host(s); this is rank {} (node-local rank {}) on {}",
+        w.size,
+        w.hosts().len(),
+        w.rank,
+        me.local_rank,
+        me.host
+    );
+    for r in &w.ranks {
+        let role = if r.rank == 0 { "schedules".to_string() } else { format!("works on {}", r.device) };
+        let _ = writeln!(out, "  rank {:<3} {} (local rank {}): {role}", r.rank, r.host, r.local_rank);
     }
     out
 }

@@ -246,8 +246,15 @@ impl PoolBuilder {
             WorkerMode::Auto => worker_plan(),
             mode => WorkerPlan { mode, reason: "chosen by the pool builder".into() },
         };
-        let devices = resolve(&self.devices)?;
-        let workers = kind::for_mode(plan.mode, devices.len() * self.per_device);
+        let (mut cfg, mut per_device) = (self.cfg, self.per_device);
+        let devices = if plan.mode == WorkerMode::Mpi {
+            // One slot per worker rank, on the device the rank chose; inputs travel whole.
+            (cfg.spill_over, per_device) = (usize::MAX, 1);
+            mpi_devices()?
+        } else {
+            resolve(&self.devices)?
+        };
+        let workers = kind::for_mode(plan.mode, devices.len() * per_device);
         let mut broadcast = self.broadcast;
         if workers.carriage() == Carriage::Encoded {
             if let Some(encode) = &self.broadcast_encode {
@@ -255,8 +262,16 @@ impl PoolBuilder {
                 broadcast.bytes = Some(Arc::new(bytes));
             }
         }
-        Pool::start(self.tasks, plan, self.cfg, devices, self.per_device, broadcast, workers)
+        Pool::start(self.tasks, plan, cfg, devices, per_device, broadcast, workers)
     }
+}
+
+/// The devices of the MPI worker ranks (slot `i` is rank `i + 1`).
+fn mpi_devices() -> Result<Vec<(BackendKind, usize)>> {
+    #[cfg(feature = "mpi")]
+    return super::mpi::worker_devices().map_err(Error::Pool);
+    #[cfg(not(feature = "mpi"))]
+    Err(Error::Pool("WorkerMode::Mpi needs polycompute's `mpi` feature and an MPI launch (mpirun or srun)".into()))
 }
 
 /// The devices a selection stands for.

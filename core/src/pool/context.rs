@@ -44,6 +44,13 @@ impl WorkerContext {
         }
     }
 
+    /// The MPI rank this task runs on, with its host, node-local rank and device, under an
+    /// MPI launch (feature `mpi`; see [`crate::pool::mpi_world`]); `None` otherwise.
+    #[cfg(feature = "mpi")]
+    pub fn mpi_rank(&self) -> Option<&'static super::mpi::MpiRank> {
+        super::mpi::mpi_world().map(|w| w.me())
+    }
+
     /// Prepares for the task numbered `index`, attempt `attempt` (from 1).
     pub(crate) fn begin(&mut self, index: u64, attempt: u32) {
         self.task_index = index;

@@ -48,6 +48,11 @@ pub(crate) trait WorkerKind: Send + Sync {
 pub(crate) fn for_mode(mode: WorkerMode, slots: usize) -> Box<dyn WorkerKind> {
     match mode {
         WorkerMode::Process => Box::new(ProcessWorkers::new(slots)),
+        #[cfg(feature = "mpi")]
+        WorkerMode::Mpi => Box::new(super::mpi::MpiWorkers),
+        // Without the feature the builder refuses the mode before this.
+        #[cfg(not(feature = "mpi"))]
+        WorkerMode::Mpi => Box::new(ThreadWorkers::new(slots)),
         WorkerMode::Thread | WorkerMode::Auto => Box::new(ThreadWorkers::new(slots)),
     }
 }

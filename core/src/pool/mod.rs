@@ -67,6 +67,8 @@ mod interrupt;
 mod job;
 mod kind;
 mod mode;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod process;
 mod rng;
 mod runtime;
@@ -81,6 +83,9 @@ pub use context::WorkerContext;
 pub use error::{TaskError, TaskErrorKind};
 pub use handle::{JobHandle, MapResults};
 pub use mode::{worker_plan, WorkerMode, WorkerPlan, WORKERS_ENV};
+#[cfg(feature = "mpi")]
+pub use mpi::{mpi_world, worker_main, MpiRank, MpiWorld};
+#[cfg(not(feature = "mpi"))]
 pub use process::worker_main;
 pub use rng::TaskRng;
 pub use runtime::{Pool, WorkerInfo};

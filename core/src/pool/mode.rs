@@ -15,6 +15,9 @@ pub enum WorkerMode {
     Thread,
     /// Worker processes: this executable re-executed (never fork without exec).
     Process,
+    /// Worker ranks of an MPI launch (`mpirun -n 5 ./app`; feature `mpi`): rank 0 runs
+    /// the program and schedules, ranks ≥ 1 work. The plan under an MPI launcher.
+    Mpi,
 }
 
 /// The environment variable that overrides the worker mode: `thread` or `process`.
@@ -51,6 +54,10 @@ pub fn worker_plan() -> WorkerPlan {
             "process" => return WorkerPlan { mode: WorkerMode::Process, reason: format!("{WORKERS_ENV}=process") },
             _ => {}
         }
+    }
+    #[cfg(feature = "mpi")]
+    if let Some(plan) = super::mpi::plan() {
+        return plan;
     }
     WorkerPlan {
         mode: WorkerMode::Thread,

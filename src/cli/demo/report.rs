@@ -110,7 +110,11 @@ pub fn none_succeeded(r: &Report) -> String {
 /// The table `demo` prints.
 pub fn table(r: &Report) -> String {
     let mut out = String::new();
-    let mode = if r.mode == WorkerMode::Process { "process" } else { "thread" };
+    let mode = match r.mode {
+        WorkerMode::Process => "process",
+        WorkerMode::Mpi => "MPI rank",
+        _ => "thread",
+    };
     if r.interrupted {
         let _ = writeln!(out, "interrupted: {} tasks finished before Ctrl-C", r.succeeded + r.failed);
     }

@@ -1,0 +1,353 @@
+//! Rank 0's one communication thread: sends each worker rank its setup, then feeds the
+//! ranks jobs from the pool's queue as they finish earlier ones (a dynamic work queue: a
+//! rank gets more work only when it has little left) and delivers the results they send
+//! back. Every send is non-blocking (a rank busy in a long task never holds up the
+//! others); results are found with a non-blocking matched probe.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mpi::point_to_point::MatchedReceiveVec;
+use mpi::request::Request;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use super::launch::{FINALIZED, MPI_LOCK};
+use super::tag;
+use super::worker::frame;
+use crate::pool::error::TaskErrorKind;
+use crate::pool::job::{Inputs, Job};
+use crate::pool::state::{PoolState, Slot, Work};
+use crate::pool::wire::{self, FromWorker, ToWorker, WireResult};
+use crate::sync::LockUnpoisoned;
+
+/// A job sent to a rank.
+struct InFlight {
+    job: Job,
+    id: u64,
+    started: Instant,
+    /// Failed by its timeout: whatever the rank sends back for it is dropped.
+    timed_out: bool,
+}
+
+/// A worker rank as rank 0 sees it.
+struct Rank {
+    /// Its slot in the pool (rank - 1).
+    slot: Arc<Slot>,
+    ready: bool,
+    inflight: VecDeque<InFlight>,
+}
+
+/// A send in progress and its buffer (leaked until the send completes).
+struct Pending {
+    request: Request<'static, [u8]>,
+    buf: &'static [u8],
+}
+
+/// The non-blocking sends in progress.
+#[derive(Default)]
+struct Sends(Vec<Pending>);
+
+impl Sends {
+    fn send(&mut self, world: &SimpleCommunicator, rank: usize, tag: i32, bytes: Vec<u8>) {
+        let buf: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        let request = world.process_at_rank(rank as i32).immediate_send_with_tag(mpi::request::StaticScope, buf, tag);
+        self.0.push(Pending { request, buf });
+    }
+
+    /// Completes what has completed; true when nothing is left.
+    fn progress(&mut self) -> bool {
+        let mut i = 0;
+        while i < self.0.len() {
+            let p = self.0.swap_remove(i);
+            match p.request.test() {
+                Ok(_) => {
+                    // SAFETY: `buf` came from `Box::leak` in `send`, and its send completed:
+                    // MPI reads it no more and no other reference to it is left.
+                    drop(unsafe { Box::from_raw(p.buf as *const [u8] as *mut [u8]) });
+                }
+                Err(request) => {
+                    self.0.push(Pending { request, buf: p.buf });
+                    let last = self.0.len() - 1;
+                    self.0.swap(i, last);
+                    i += 1;
+                }
+            }
+        }
+        self.0.is_empty()
+    }
+
+    /// Sends that never completed (their rank died): their requests and buffers are leaked,
+    /// as MPI may still read them.
+    fn abandon(self) {
+        for p in self.0 {
+            std::mem::forget(p.request);
+        }
+    }
+}
+
+/// The communication thread of `pool`.
+pub(super) fn run(pool: Arc<PoolState>) {
+    let world = SimpleCommunicator::world();
+    let mut ranks: Vec<Rank> =
+        pool.slots.iter().map(|s| Rank { slot: s.clone(), ready: false, inflight: VecDeque::new() }).collect();
+    let mut sends = Sends::default();
+    setup(&pool, &world, &mut ranks, &mut sends);
+    schedule(&pool, &world, &mut ranks, &mut sends);
+    stop(&pool, &world, &mut ranks, &mut sends);
+}
+
+/// Sends each rank the pool's setup and waits for every rank's answer.
+fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends: &mut Sends) {
+    let _mpi = MPI_LOCK.lock_unpoisoned();
+    if FINALIZED.load(Ordering::Acquire) {
+        return;
+    }
+    for r in ranks.iter() {
+        let setup = ToWorker::Setup {
+            worker: r.slot.id,
+            kind: r.slot.kind,
+            ordinal: r.slot.ordinal,
+            seed: pool.cfg.seed,
+            spill_over: u64::MAX,
+            broadcast_type: pool.broadcast.type_name.clone(),
+            broadcast: pool.broadcast.bytes.as_ref().map(|b| b.to_vec()),
+            tasks: pool.tasks.signatures(),
+        };
+        match frame(&setup, &[]) {
+            Ok(bytes) => sends.send(world, r.slot.id + 1, tag::SETUP, bytes),
+            Err(e) => pool.slot_dead(&r.slot, format!("cannot encode the setup: {e}")),
+        }
+    }
+    let deadline = Instant::now() + pool.cfg.start_timeout;
+    let mut waiting = ranks.iter().filter(|r| !r.slot.dead.load(Ordering::Acquire)).count();
+    while waiting > 0 && Instant::now() < deadline && !pool.stopping() {
+        sends.progress();
+        let Some(probed) = world.any_process().immediate_matched_probe_with_tag(tag::READY) else {
+            std::thread::yield_now();
+            continue;
+        };
+        let (bytes, status) = probed.matched_receive_vec::<u8>();
+        let Some(r) = ranks.get_mut(status.source_rank() as usize - 1) else { continue };
+        waiting -= 1;
+        match wire::split_frame::<FromWorker>(&bytes).map(|(h, _)| h) {
+            Ok(FromWorker::Ready { .. }) => r.ready = true,
+            Ok(FromWorker::StartFailed { message }) => pool.slot_dead(&r.slot, message),
+            other => pool.slot_dead(&r.slot, format!("unexpected answer to the setup: {other:?}")),
+        }
+    }
+    for r in ranks.iter().filter(|r| !r.ready) {
+        pool.slot_dead(&r.slot, format!("rank {} did not answer the setup in time", r.slot.id + 1));
+    }
+}
+
+/// Feeds the ranks and delivers their results until the pool stops.
+fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends: &mut Sends) {
+    let mut next_id = 0u64;
+    // What one input of each task costs (ns, moving average): a job is sent ahead of the
+    // rank's current work only while that work is expected to take under a millisecond.
+    let mut cost: HashMap<&'static str, u64> = HashMap::new();
+    let mut idle_since = Instant::now();
+    loop {
+        let guard = MPI_LOCK.lock_unpoisoned();
+        if FINALIZED.load(Ordering::Acquire) {
+            return;
+        }
+        let mut busy = false;
+        while let Some(probed) = world.any_process().immediate_matched_probe_with_tag(tag::RESULTS) {
+            busy = true;
+            let (bytes, status) = probed.matched_receive_vec::<u8>();
+            receive(ranks, &mut cost, &bytes, status.source_rank() as usize);
+        }
+        timeouts(pool, ranks);
+        // Feed the least-loaded ranks first, one job at a time.
+        let mut stop = false;
+        while let Some(r) = ranks
+            .iter_mut()
+            .filter(|r| r.ready && r.inflight.len() < pool.cfg.depth && ahead_ok(&cost, &r.inflight))
+            .min_by_key(|r| r.inflight.len())
+        {
+            let job = match pool.queue_rx.try_recv() {
+                Ok(Work::Job(job)) => job,
+                Ok(Work::Stop) => {
+                    stop = true;
+                    break;
+                }
+                Err(_) => break,
+            };
+            busy = true;
+            let gen = r.slot.gen.load(Ordering::Acquire);
+            if !job.ctl.start(r.slot.id, gen) {
+                continue;
+            }
+            let Inputs::Encoded { body, .. } = &job.inputs else {
+                let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
+                job.ctl.fail_rest(Some((r.slot.id, r.slot.device_id)), job.attempt, kind);
+                continue;
+            };
+            next_id += 1;
+            let header = ToWorker::Job {
+                id: next_id,
+                task: job.task.name().to_string(),
+                first_index: job.ctl.first_index,
+                attempt: job.attempt,
+                count: job.ctl.len as u32,
+            };
+            match frame(&header, body) {
+                Ok(bytes) => sends.send(world, r.slot.id + 1, tag::JOB, bytes),
+                Err(message) => {
+                    job.ctl.fail_rest(
+                        Some((r.slot.id, r.slot.device_id)),
+                        job.attempt,
+                        TaskErrorKind::Serialization { message },
+                    );
+                    continue;
+                }
+            }
+            r.inflight.push_back(InFlight { job, id: next_id, started: Instant::now(), timed_out: false });
+        }
+        sends.progress();
+        drop(guard);
+        if stop || pool.stopping() {
+            return;
+        }
+        if busy {
+            idle_since = Instant::now();
+        } else if ranks.iter().all(|r| r.inflight.is_empty()) && idle_since.elapsed() > Duration::from_micros(200) {
+            // Nothing in flight: wait on the queue itself rather than spin.
+            match pool.queue_rx.recv_timeout(Duration::from_millis(1)) {
+                Ok(Work::Job(job)) => {
+                    // Back to the front of the line: a fresh job goes first next turn.
+                    let _ = pool.queue_tx.send(Work::Job(job));
+                }
+                Ok(Work::Stop) => return,
+                Err(_) => {}
+            }
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Whether a rank's work in flight is expected to take under a millisecond.
+fn ahead_ok(cost: &HashMap<&'static str, u64>, inflight: &VecDeque<InFlight>) -> bool {
+    let expected = inflight.iter().try_fold(0u64, |sum, f| {
+        cost.get(f.job.task.name()).map(|ns| sum.saturating_add(ns.saturating_mul(f.job.ctl.len as u64)))
+    });
+    inflight.is_empty() || expected.is_some_and(|ns| ns < 1_000_000)
+}
+
+/// Fails the head job of every rank that overran the task timeout; the rank cannot be
+/// stopped alone, so its late results are dropped when they come.
+fn timeouts(pool: &PoolState, ranks: &mut [Rank]) {
+    let Some(t) = pool.cfg.timeout else { return };
+    for r in ranks.iter_mut() {
+        let Some(head) = r.inflight.iter_mut().find(|f| !f.timed_out) else { continue };
+        if head.started.elapsed() > t * head.job.ctl.len as u32 {
+            head.timed_out = true;
+            let kind = TaskErrorKind::Timeout { after: t };
+            let slot = &r.slot;
+            head.job.ctl.fail_rest_counted(Some((slot.id, slot.device_id)), head.job.attempt, kind, |n| {
+                slot.stats.count_failed(n)
+            });
+        }
+    }
+}
+
+/// Receives a results message from `source` and delivers it to the rank's head job.
+fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u8], source: usize) {
+    let Some(r) = ranks.get_mut(source.wrapping_sub(1)) else { return };
+    let slot = r.slot.clone();
+    let who = (slot.id, slot.device_id);
+    let parsed = wire::split_frame::<FromWorker>(bytes);
+    let Ok((FromWorker::Results { id, count, retire }, body)) = parsed else {
+        tracing::error!("polycompute pool: rank {source} sent a malformed results message");
+        return;
+    };
+    let Some(head) = r.inflight.pop_front() else { return };
+    if head.id != id || head.job.ctl.len != count as usize {
+        tracing::error!("polycompute pool: rank {source} answered job {id}, not the one sent");
+    }
+    if let Some(why) = retire {
+        tracing::warn!("polycompute pool: rank {source}: {why}");
+    }
+    // The next job starts now (its clock for the timeout).
+    if let Some(next) = r.inflight.front_mut() {
+        next.started = Instant::now();
+    }
+    if head.timed_out {
+        return;
+    }
+    let (job, ctl) = (&head.job, &head.job.ctl);
+    let mut out = Vec::with_capacity(ctl.len);
+    let mut failed = 0;
+    for (k, item) in wire::results(body).enumerate().take(ctl.len) {
+        let result = match item {
+            Ok(WireResult::Output(encoded)) => encoded
+                .with(true, |bytes| job.task.decode_output(bytes))
+                .and_then(|decoded| decoded)
+                .map_err(|message| ctl.error(k, Some(who), job.attempt, TaskErrorKind::Serialization { message })),
+            Ok(WireResult::Failure(f)) => Err(ctl.error(k, Some(who), job.attempt, f.into())),
+            Err(e) => {
+                Err(ctl.error(k, Some(who), job.attempt, TaskErrorKind::Serialization { message: e.to_string() }))
+            }
+        };
+        failed += result.is_err() as u64;
+        out.push(result);
+    }
+    let got = out.len();
+    if got < ctl.len {
+        let message = format!("rank {source} sent {got} results for {} inputs", ctl.len);
+        ctl.fail_rest(Some(who), job.attempt, TaskErrorKind::Serialization { message });
+        return;
+    }
+    slot.stats.tasks.fetch_add(got as u64, Ordering::Relaxed);
+    slot.stats.failed.fetch_add(failed, Ordering::Relaxed);
+    let took = head.started.elapsed().as_nanos() as u64;
+    slot.stats.busy_ns.fetch_add(took, Ordering::Relaxed);
+    let per_input = took / got.max(1) as u64;
+    let avg = cost.entry(job.task.name()).or_insert(per_input);
+    *avg = (3 * *avg + per_input) / 4;
+    ctl.deliver_all(out);
+}
+
+/// The pool stops: jobs in flight fail as `ShutDown`; every rank is told to stop and
+/// answers once it has sent everything it had (which is dropped), so the next pool, or
+/// the program's end, finds the ranks idle.
+fn stop(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends: &mut Sends) {
+    for r in ranks.iter_mut() {
+        for f in r.inflight.drain(..) {
+            f.job.ctl.fail_rest(Some((r.slot.id, r.slot.device_id)), f.job.attempt, TaskErrorKind::ShutDown);
+        }
+    }
+    pool.fail_queued(TaskErrorKind::ShutDown);
+    let _mpi = MPI_LOCK.lock_unpoisoned();
+    if FINALIZED.load(Ordering::Acquire) {
+        return;
+    }
+    for r in ranks.iter() {
+        sends.send(world, r.slot.id + 1, tag::STOP, vec![0]);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut left = ranks.len();
+    while left > 0 && Instant::now() < deadline {
+        sends.progress();
+        match world.any_process().immediate_matched_probe() {
+            Some(probed) => {
+                let (_, status) = probed.matched_receive_vec::<u8>();
+                if status.tag() == tag::STOPPED {
+                    left -= 1;
+                }
+            }
+            None => std::thread::yield_now(),
+        }
+    }
+    if left > 0 {
+        tracing::warn!("polycompute pool: {left} worker rank(s) did not confirm the stop within 5 s");
+    }
+    if !sends.progress() {
+        std::mem::take(sends).abandon();
+    }
+}

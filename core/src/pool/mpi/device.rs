@@ -1,0 +1,44 @@
+//! The node-local device rule: a worker rank opens the device of its node-local rank.
+
+use crate::backend::BackendKind;
+use crate::DeviceId;
+
+/// The device for node-local rank `local_rank`: the one GPU when exactly one is visible
+/// (`CUDA_VISIBLE_DEVICES`, or a launcher's `--gpus-per-task=1`); otherwise GPU
+/// `local_rank % count` of the first backend with GPUs (CUDA, then wgpu); the CPU on a
+/// node without GPUs.
+pub(crate) fn for_local_rank(local_rank: usize) -> DeviceId {
+    let gpus = |kind: BackendKind| -> Vec<usize> {
+        crate::registry::backend(kind)
+            .and_then(|b| b.devices())
+            .map(|ds| ds.into_iter().filter(|d| !d.is_cpu).map(|d| d.ordinal).collect())
+            .unwrap_or_default()
+    };
+    for kind in [BackendKind::Cuda, BackendKind::Wgpu] {
+        let found = gpus(kind);
+        if let Some(ordinal) = pick(&found, local_rank) {
+            return DeviceId::new(kind, ordinal);
+        }
+    }
+    DeviceId::new(BackendKind::Cpu, 0)
+}
+
+/// The rule itself: one visible GPU is everyone's; otherwise local rank modulo the count.
+fn pick(ordinals: &[usize], local_rank: usize) -> Option<usize> {
+    match ordinals.len() {
+        0 => None,
+        n => Some(ordinals[local_rank % n]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pick;
+
+    #[test]
+    fn ranks_share_gpus_round_robin_and_one_visible_gpu_is_everyones() {
+        assert_eq!(pick(&[], 3), None);
+        assert_eq!(pick(&[0], 5), Some(0));
+        assert_eq!((0..5).map(|r| pick(&[0, 1], r).unwrap()).collect::<Vec<_>>(), [0, 1, 0, 1, 0]);
+    }
+}

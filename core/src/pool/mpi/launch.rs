@@ -1,0 +1,168 @@
+//! Launch: whether an MPI launcher started this process, `MPI_Init`, and what every rank
+//! learns about the others at start (host, node-local rank, device).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use mpi::environment::Universe;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::*;
+use serde::{Deserialize, Serialize};
+
+use super::{device, tag, worker};
+use crate::pool::task::Tasks;
+use crate::sync::LockUnpoisoned;
+use crate::DeviceId;
+
+/// One rank of the launch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MpiRank {
+    /// Its rank in `MPI_COMM_WORLD`.
+    pub rank: usize,
+    /// Its host (`MPI_Get_processor_name`).
+    pub host: String,
+    /// Its rank among the ranks of its node (`MPI_Comm_split_type(SHARED)`).
+    pub local_rank: usize,
+    /// The device it opens as a worker (see the node-local device rule in the README);
+    /// rank 0 schedules and opens none unless its program builds a local pool.
+    pub device: DeviceId,
+}
+
+/// The MPI launch this process is part of.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MpiWorld {
+    /// Number of ranks.
+    pub size: usize,
+    /// This process's rank.
+    pub rank: usize,
+    /// Every rank, in rank order.
+    pub ranks: Vec<MpiRank>,
+}
+
+impl MpiWorld {
+    /// The distinct hosts, in the order of their first rank.
+    pub fn hosts(&self) -> Vec<String> {
+        let mut hosts: Vec<String> = Vec::new();
+        for r in &self.ranks {
+            if !hosts.contains(&r.host) {
+                hosts.push(r.host.clone());
+            }
+        }
+        hosts
+    }
+
+    /// This process's own entry.
+    pub fn me(&self) -> &MpiRank {
+        &self.ranks[self.rank]
+    }
+}
+
+static WORLD: OnceLock<MpiWorld> = OnceLock::new();
+static UNIVERSE: Mutex<Option<Universe>> = Mutex::new(None);
+/// Held around every MPI call after start (the library is initialized for serialized use
+/// at least); `FINALIZED` says no call may follow.
+pub(crate) static MPI_LOCK: Mutex<()> = Mutex::new(());
+pub(crate) static FINALIZED: AtomicBool = AtomicBool::new(false);
+
+/// The MPI launch this process is part of: `None` without the `mpi` feature's
+/// [`crate::pool::worker_main`] having run under an MPI launcher (a singleton run).
+///
+/// ```
+/// // In a plain `cargo run` or `cargo test` there is no launch.
+/// assert!(polycompute_core::pool::mpi_world().is_none());
+/// ```
+pub fn mpi_world() -> Option<&'static MpiWorld> {
+    WORLD.get()
+}
+
+/// Environment variables that MPI launchers set in the processes they start (Open MPI,
+/// MPICH/Hydra and PMI-1/2, PMIx as under `srun --mpi=pmix`).
+const LAUNCHER_VARS: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"];
+
+/// Whether an MPI launcher started this process.
+pub(crate) fn launched() -> bool {
+    LAUNCHER_VARS.iter().any(|v| std::env::var_os(v).is_some())
+}
+
+/// Under a launcher: initializes MPI, learns the world, and turns ranks ≥ 1 into worker
+/// ranks (they never return). Rank 0 returns and finalizes MPI at exit. Idempotent.
+pub(crate) fn start(tasks: &Tasks) {
+    if !launched() || WORLD.get().is_some() || std::env::var_os(crate::pool::wire::ENV_ADDR).is_some() {
+        return;
+    }
+    let Some((universe, _threading)) = mpi::initialize_with_threading(mpi::Threading::Multiple) else {
+        return; // initialized by someone else: leave it to them
+    };
+    let world = universe.world();
+    let info = learn(&world);
+    let rank = info.rank;
+    let _ = WORLD.set(info);
+    *UNIVERSE.lock_unpoisoned() = Some(universe);
+    if rank == 0 {
+        // SAFETY: `finalize_at_exit` is an `extern "C" fn()` that never unwinds.
+        let failed = unsafe { libc::atexit(finalize_at_exit) } != 0;
+        if failed {
+            eprintln!("polycompute: cannot register MPI_Finalize at exit; worker ranks may linger");
+        }
+        return;
+    }
+    let code = match worker::serve(tasks, &world) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("polycompute worker rank {rank}: {e}");
+            70
+        }
+    };
+    finalize();
+    std::process::exit(code);
+}
+
+/// Every rank's host, node-local rank and device, gathered on every rank.
+fn learn(world: &SimpleCommunicator) -> MpiWorld {
+    let rank = world.rank() as usize;
+    let size = world.size() as usize;
+    let local_rank = world.split_shared(world.rank()).rank() as usize;
+    let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+    let device = if rank == 0 { DeviceId::new(crate::BackendKind::Cpu, 0) } else { device::for_local_rank(local_rank) };
+    let me = MpiRank { rank, host, local_rank, device };
+    // Fixed-size records: postcard's encoding, zero-padded.
+    const RECORD: usize = 512;
+    let mut mine = postcard::to_allocvec(&me).unwrap_or_default();
+    mine.resize(RECORD, 0);
+    let mut all = vec![0u8; RECORD * size];
+    world.all_gather_into(&mine[..], &mut all[..]);
+    let ranks = all
+        .chunks(RECORD)
+        .enumerate()
+        .map(|(r, rec)| {
+            postcard::from_bytes(rec).unwrap_or(MpiRank {
+                rank: r,
+                host: "?".into(),
+                local_rank: 0,
+                device: DeviceId::new(crate::BackendKind::Cpu, 0),
+            })
+        })
+        .collect();
+    MpiWorld { size, rank, ranks }
+}
+
+/// Rank 0 at exit: tells every worker rank to exit, then finalizes MPI.
+extern "C" fn finalize_at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        if let Some(universe) = UNIVERSE.lock_unpoisoned().as_ref() {
+            let _guard = MPI_LOCK.lock_unpoisoned();
+            let world = universe.world();
+            for r in 1..world.size() {
+                world.process_at_rank(r).send_with_tag(&[0u8][..], tag::EXIT);
+            }
+        }
+        finalize();
+    });
+}
+
+/// `MPI_Finalize`, once.
+fn finalize() {
+    let _guard = MPI_LOCK.lock_unpoisoned();
+    FINALIZED.store(true, Ordering::Release);
+    drop(UNIVERSE.lock_unpoisoned().take());
+}

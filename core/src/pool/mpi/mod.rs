@@ -1,0 +1,105 @@
+//! MPI worker ranks (feature `mpi`): the pool's third kind of worker, in the model of
+//! mpi4py.futures. The same program runs on every rank (`mpirun -n 5 ./app`,
+//! `srun -n 8 --gpus-per-task=1 ./app`); [`worker_main`] makes ranks ≥ 1 worker ranks that
+//! serve tasks and exit when rank 0's program ends, and rank 0 returns to run the program,
+//! its [`crate::pool::Pool`] using the worker ranks (plan mode [`WorkerMode::Mpi`]).
+//! Launched without an MPI launcher (a singleton), nothing is initialized and the pool runs
+//! its local plan as before.
+//!
+//! * `launch` — detecting a launcher, `MPI_Init`, each rank's host, node-local rank and device;
+//! * `device` — the node-local device rule;
+//! * `worker` — a worker rank's serving loop;
+//! * `comm` — rank 0's one communication thread: a dynamic work queue fed to the ranks.
+//!
+//! Tasks travel in the process workers' wire encoding (postcard), whole (never through
+//! shared memory: ranks may be on other nodes).
+
+use std::io;
+use std::sync::Arc;
+
+use super::job::JobCtl;
+use super::kind::{Carriage, WorkerKind};
+use super::mode::{WorkerMode, WorkerPlan};
+use super::state::{PoolState, Slot};
+
+mod comm;
+mod device;
+mod launch;
+mod worker;
+
+pub use launch::{mpi_world, MpiRank, MpiWorld};
+
+/// Message tags between rank 0 and the worker ranks.
+pub(crate) mod tag {
+    /// Rank 0 → worker: a pool's setup (the wire's `Setup` frame).
+    pub(crate) const SETUP: i32 = 1;
+    /// Rank 0 → worker: a job frame.
+    pub(crate) const JOB: i32 = 2;
+    /// Rank 0 → worker: the pool stopped; wait for the next setup.
+    pub(crate) const STOP: i32 = 3;
+    /// Rank 0 → worker: the program ends; finalize and exit.
+    pub(crate) const EXIT: i32 = 4;
+    /// Worker → rank 0: `Ready` or `StartFailed` (the wire's frame).
+    pub(crate) const READY: i32 = 10;
+    /// Worker → rank 0: a results frame.
+    pub(crate) const RESULTS: i32 = 11;
+    /// Worker → rank 0: the stop was seen; nothing more comes from this pool.
+    pub(crate) const STOPPED: i32 = 12;
+}
+
+/// Call first thing in `main` (see [`crate::pool::worker_main`]): under an MPI launcher,
+/// worker ranks serve tasks here and exit, never returning; rank 0 and singletons return.
+pub fn worker_main(tasks: &super::task::Tasks) {
+    launch::start(tasks);
+    super::process::worker_main(tasks);
+}
+
+/// The MPI plan, when this is rank 0 of a launch with worker ranks.
+pub(crate) fn plan() -> Option<WorkerPlan> {
+    let world = mpi_world()?;
+    (world.size > 1 && world.rank == 0).then(|| WorkerPlan {
+        mode: WorkerMode::Mpi,
+        reason: format!(
+            "launched by MPI with {} ranks on {} host(s): ranks 1..{} are worker ranks, rank 0 schedules",
+            world.size,
+            world.hosts().len(),
+            world.size - 1
+        ),
+    })
+}
+
+/// The devices of the worker ranks, in rank order (slot `i` is rank `i + 1`); an error
+/// saying what to do when there are none.
+pub(crate) fn worker_devices() -> Result<Vec<(crate::backend::BackendKind, usize)>, String> {
+    let world = mpi_world().ok_or("WorkerMode::Mpi needs an MPI launch: run the program with mpirun or srun")?;
+    if world.rank != 0 || world.size < 2 {
+        return Err("WorkerMode::Mpi needs at least 2 ranks (rank 0 schedules, the others work): mpirun -n 3".into());
+    }
+    Ok(world.ranks[1..].iter().map(|r| (r.device.kind, r.device.ordinal)).collect())
+}
+
+/// The MPI [`WorkerKind`]: one slot per worker rank, fed by one communication thread.
+pub(crate) struct MpiWorkers;
+
+impl WorkerKind for MpiWorkers {
+    fn carriage(&self) -> Carriage {
+        Carriage::Encoded
+    }
+
+    fn start(&self, pool: &Arc<PoolState>) -> io::Result<()> {
+        let p = pool.clone();
+        let h = std::thread::Builder::new().name("polycompute-mpi".into()).spawn(move || comm::run(p))?;
+        pool.add_thread(h);
+        Ok(())
+    }
+
+    /// A rank cannot be stopped alone: the cancelled job's results were delivered, and
+    /// whatever the rank sends back for it is discarded by the claim protocol.
+    fn abandon(&self, _pool: &Arc<PoolState>, _slot: &Slot, _gen: u64, _ctl: &Arc<JobCtl>) {}
+
+    /// The communication thread takes a stop from the queue.
+    fn wake_for_shutdown(&self) {}
+
+    /// The communication thread fails its own jobs in flight when it stops.
+    fn fail_stuck(&self, _pool: &PoolState) {}
+}

@@ -1,0 +1,103 @@
+//! A worker rank: waits for a pool's setup, opens its device, runs the jobs rank 0 sends
+//! (in order) and sends each job's results back, until the pool stops; then waits for the
+//! next pool, or for the program's end.
+
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use super::tag;
+use crate::device::Device;
+use crate::pool::broadcast::BroadcastData;
+use crate::pool::context::WorkerContext;
+use crate::pool::task::{Failure, Tasks};
+use crate::pool::wire::{self, FromWorker, ToWorker};
+
+/// Serves pools until rank 0 says the program ends.
+pub(super) fn serve(tasks: &Tasks, world: &SimpleCommunicator) -> Result<(), String> {
+    let root = world.process_at_rank(0);
+    loop {
+        let (bytes, status) = root.receive_vec::<u8>();
+        match status.tag() {
+            tag::EXIT => return Ok(()),
+            tag::SETUP => serve_pool(tasks, world, &bytes)?,
+            tag::STOP => root.send_with_tag(&[0u8][..], tag::STOPPED),
+            other => return Err(format!("unexpected message (tag {other}) while idle")),
+        }
+    }
+}
+
+/// A message's frame: the wire's frame without its length prefix.
+pub(super) fn frame<H: serde::Serialize>(header: &H, body: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(body.len() + 64);
+    wire::write_frame(&mut out, header, body).map_err(|e| e.to_string())?;
+    out.drain(..4);
+    Ok(out)
+}
+
+fn send(world: &SimpleCommunicator, tag: i32, header: &FromWorker, body: &[u8]) -> Result<(), String> {
+    let bytes = frame(header, body)?;
+    world.process_at_rank(0).send_with_tag(&bytes[..], tag);
+    Ok(())
+}
+
+/// One pool: from its setup to its stop.
+fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result<(), String> {
+    let root = world.process_at_rank(0);
+    let setup = wire::split_frame::<ToWorker>(setup).map_err(|e| e.to_string())?.0;
+    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, broadcast_type, broadcast, tasks: theirs } = setup
+    else {
+        return Err("rank 0 sent a setup that is not one".into());
+    };
+    let mismatches = tasks.mismatches(&theirs);
+    let failed = |message: String| send(world, tag::READY, &FromWorker::StartFailed { message }, &[]);
+    if !mismatches.is_empty() {
+        return failed(format!(
+            "rank {}'s tasks differ from rank 0's: {}; every rank must run the same program",
+            world.rank(),
+            mismatches.join("; ")
+        ));
+    }
+    let device = match Device::open(kind, ordinal) {
+        Ok(d) => d,
+        Err(e) => return failed(format!("cannot open {kind}:{ordinal} on rank {}: {e}", world.rank())),
+    };
+    let broadcast = BroadcastData { value: None, type_name: broadcast_type, bytes: broadcast.map(std::sync::Arc::new) };
+    let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
+    let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
+    send(world, tag::READY, &FromWorker::Ready { device: device.id() }, &[])?;
+
+    let mut results = Vec::new();
+    loop {
+        let (bytes, status) = root.receive_vec::<u8>();
+        match status.tag() {
+            tag::JOB => {}
+            tag::STOP => {
+                root.send_with_tag(&[0u8][..], tag::STOPPED);
+                return Ok(());
+            }
+            tag::EXIT => return Ok(()),
+            other => return Err(format!("unexpected message (tag {other}) while serving")),
+        }
+        let (header, body) = wire::split_frame::<ToWorker>(&bytes).map_err(|e| e.to_string())?;
+        let ToWorker::Job { id, task, first_index, attempt, count } = header else {
+            return Err("unexpected setup frame".into());
+        };
+        let entry = tasks.get(&task);
+        results.clear();
+        let mut retire = None;
+        for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
+            ctx.begin(first_index + k as u64, attempt);
+            let failure = wire::push_result(&mut results, |out| {
+                let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
+                let Some(t) = entry else { return Err(Failure::UnknownTask(tasks.known())) };
+                input
+                    .with(false, |bytes| t.run_encoded(&mut ctx, bytes, out, spill_over))
+                    .map_err(|why| Failure::Serialization(format!("the input: {why}")))?
+            });
+            if let Some(Failure::Failed { sticky: true, message }) = failure {
+                retire = Some(format!("sticky device fault: {message}"));
+            }
+        }
+        send(world, tag::RESULTS, &FromWorker::Results { id, count, retire }, &results)?;
+    }
+}

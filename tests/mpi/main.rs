@@ -1,0 +1,265 @@
+//! The pool on MPI worker ranks (feature `mpi`), run under `mpirun` by `scripts/mpi.sh`:
+//! `mpirun -n 4 target/.../mpi` — rank 0 runs the cases below, ranks ≥ 1 serve tasks in
+//! `worker_main` and never reach them. Run without a launcher (a singleton, as `cargo test`
+//! does), it checks that the pool keeps its local plan and that no MPI world exists.
+//!
+//! Prints `DIGEST <hex>` (a hash of every result of the 10,000-task map) so the script can
+//! compare runs on 2 and 4 ranks: the same seed must give the same outputs on any number
+//! of ranks, and on the local pool (compared here, in-process).
+
+use std::hash::{Hash, Hasher};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use polycompute::pool::{self, BoxError, TaskErrorKind};
+use polycompute::{Pool, Task, TaskError, Tasks, WorkerContext, WorkerMode};
+
+/// How the panics this test provokes begin (kept out of the output).
+const DELIBERATE: &str = "deliberate";
+
+/// A seeded draw per task: most return a value from the task's rng, some fail, some panic.
+struct Draw;
+impl Task for Draw {
+    const NAME: &'static str = "draw";
+    type Input = u64;
+    type Output = (u64, u64);
+    fn run(&self, ctx: &mut WorkerContext, x: u64) -> Result<(u64, u64), BoxError> {
+        let roll = ctx.rng().below(100);
+        match roll {
+            0..=4 => Err(format!("error for {x}").into()),
+            5..=7 => panic!("{DELIBERATE} panic for {x}"),
+            _ => Ok((x * 3, ctx.rng().next_u64())),
+        }
+    }
+}
+
+/// The rank and host a task ran on.
+struct Where;
+impl Task for Where {
+    const NAME: &'static str = "where";
+    type Input = ();
+    type Output = (usize, String, String);
+    fn run(&self, ctx: &mut WorkerContext, (): ()) -> Result<(usize, String, String), BoxError> {
+        let me = ctx.mpi_rank().ok_or("not on an MPI rank")?;
+        Ok((me.rank, me.host.clone(), ctx.device().id().to_string()))
+    }
+}
+
+/// Sleeps this many milliseconds.
+struct Sleep;
+impl Task for Sleep {
+    const NAME: &'static str = "sleep";
+    type Input = u64;
+    type Output = u64;
+    fn run(&self, _: &mut WorkerContext, ms: u64) -> Result<u64, BoxError> {
+        std::thread::sleep(Duration::from_millis(ms));
+        Ok(ms)
+    }
+}
+
+/// Kills its own rank (SIGKILL), as a crash or the OOM killer would.
+struct Die;
+impl Task for Die {
+    const NAME: &'static str = "die";
+    type Input = ();
+    type Output = ();
+    fn run(&self, _: &mut WorkerContext, (): ()) -> Result<(), BoxError> {
+        let _ = std::process::Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
+        std::thread::sleep(Duration::from_secs(60));
+        Ok(())
+    }
+}
+
+fn tasks() -> Tasks {
+    Tasks::new().add(Draw).add(Where).add(Sleep).add(Die)
+}
+
+const N: u64 = 10_000;
+const SEED: u64 = 0x5eed;
+
+/// Results reduced to what must match between pools: the value, or the error's kind name.
+fn outcome(r: &Result<(u64, u64), TaskError>) -> String {
+    match r {
+        Ok(v) => format!("{v:?}"),
+        Err(e) => match &e.kind {
+            TaskErrorKind::Failed { message, .. } => format!("failed: {message}"),
+            TaskErrorKind::Panicked { message } => format!("panicked: {message}"),
+            other => format!("unexpected: {other}"),
+        },
+    }
+}
+
+fn check(cond: bool, what: String) -> Result<(), String> {
+    cond.then_some(()).ok_or(what)
+}
+
+/// 10,000 draws with errors and panics: one result each, right values, same as the local pool.
+fn many(pool: &Pool) -> Result<String, String> {
+    let started = Instant::now();
+    let got = pool.map::<Draw>(0..N);
+    let took = started.elapsed();
+    check(got.len() == N as usize, format!("{} results for {N} tasks", got.len()))?;
+    let local = Pool::builder(&tasks()).cpu().mode(WorkerMode::Thread).seed(SEED).build().map_err(|e| e.to_string())?;
+    let want = local.map::<Draw>(0..N);
+    let (mut ok, mut failed, mut panicked) = (0, 0, 0);
+    let mut digest = std::collections::hash_map::DefaultHasher::new();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (g, w) = (outcome(g), outcome(w));
+        check(g == w, format!("task {i}: {g} on the ranks, {w} on the local pool"))?;
+        if let Ok((x, _)) = &got[i] {
+            check(*x == 3 * i as u64, format!("task {i}: value {x}"))?;
+        }
+        if let Err(e) = &got[i] {
+            check(e.index == i as u64, format!("task {i}'s error names task {}", e.index))?;
+        }
+        ok += got[i].is_ok() as u32;
+        failed += g.starts_with("failed") as u32;
+        panicked += g.starts_with("panicked") as u32;
+        g.hash(&mut digest);
+    }
+    check(failed > 0 && panicked > 0, format!("{failed} errors and {panicked} panics: the draw is broken"))?;
+    let used = pool.workers().iter().filter(|w| w.tasks > 0).count();
+    check(used == pool.workers().len(), format!("only {used} of {} ranks ran tasks", pool.workers().len()))?;
+    println!("many: {ok} ok, {failed} errors, {panicked} panics, identical to the local pool; {took:?} on the ranks");
+    println!("DIGEST {:016x}", digest.finish());
+    Ok(String::new())
+}
+
+/// Every worker rank reports itself through WorkerContext; rank 0 never runs a task.
+fn ranks(pool: &Pool) -> Result<String, String> {
+    let world = pool::mpi_world().ok_or("no MPI world")?;
+    let got: Vec<_> = pool
+        .map::<Where>((0..4 * world.size).map(|_| ()))
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    for (rank, host, device) in &got {
+        check(*rank >= 1 && *rank < world.size, format!("a task ran on rank {rank}"))?;
+        check(*host == world.ranks[*rank].host, format!("rank {rank} says host {host}"))?;
+        check(world.ranks[*rank].device == device.as_str(), format!("rank {rank} opened {device}"))?;
+    }
+    let mut locals: Vec<usize> = world.ranks.iter().map(|r| r.local_rank).collect();
+    locals.sort();
+    check(locals == (0..world.size).collect::<Vec<_>>(), format!("node-local ranks {locals:?} on one host"))?;
+    println!("ranks: {} hosts {:?}, tasks saw ranks {:?}", world.size, world.hosts(), {
+        let mut r: Vec<_> = got.iter().map(|g| g.0).collect();
+        r.sort();
+        r.dedup();
+        r
+    });
+    Ok(String::new())
+}
+
+/// A task over its timeout fails as Timeout; the rank's late result is dropped, and the
+/// pool goes on. A cancelled task's result is Cancelled.
+fn timeout_and_cancel(tasks: &Tasks) -> Result<String, String> {
+    let pool = Pool::builder(tasks).task_timeout(Duration::from_millis(200)).build().map_err(|e| e.to_string())?;
+    let slow = pool.submit::<Sleep>(1500);
+    match slow.wait() {
+        Err(TaskError { kind: TaskErrorKind::Timeout { .. }, .. }) => {}
+        other => return Err(format!("a 1.5 s task under a 200 ms timeout gave {other:?}")),
+    }
+    let quick: Vec<u64> =
+        pool.map::<Sleep>([1, 2, 3]).into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+    check(quick == [1, 2, 3], format!("after the timeout: {quick:?}"))?;
+    let cancelled = pool.submit::<Sleep>(150);
+    cancelled.cancel();
+    match cancelled.wait() {
+        Err(TaskError { kind: TaskErrorKind::Cancelled, .. }) => {}
+        other => return Err(format!("a cancelled task gave {other:?}")),
+    }
+    let after = pool.submit::<Sleep>(1).wait().map_err(|e| e.to_string())?;
+    check(after == 1, "after the cancellation".into())?;
+    println!("timeout and cancellation: ok");
+    Ok(String::new())
+}
+
+/// With `MPI_BENCH` set: start to first result, no-op round trip (median), unbatched and
+/// batched map throughput on the worker ranks (figures only; nothing asserted).
+fn bench(tasks: &Tasks) -> Result<(), String> {
+    let t0 = Instant::now();
+    let pool = Pool::builder(tasks).build().map_err(|e| e.to_string())?;
+    pool.submit::<Sleep>(0).wait().map_err(|e| e.to_string())?;
+    let first = t0.elapsed();
+    let mut trips: Vec<Duration> = (0..2000)
+        .map(|_| {
+            let t = Instant::now();
+            let _ = pool.submit::<Sleep>(0).wait();
+            t.elapsed()
+        })
+        .collect();
+    trips.sort();
+    drop(pool);
+    let rate = |chunk: usize, n: u64| -> Result<f64, String> {
+        let pool = Pool::builder(tasks).chunk_size(chunk).build().map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        let got = pool.map::<Draw>(0..n);
+        let secs = t.elapsed().as_secs_f64();
+        check(got.len() == n as usize, "map lost results".into())?;
+        Ok(n as f64 / secs)
+    };
+    let unbatched = rate(1, 20_000)?;
+    let batched = rate(256, 1_000_000)?;
+    println!(
+        "BENCH start-to-first-result {first:?}, round trip median {:?}, unbatched map {unbatched:.0} tasks/s, batched (256) {batched:.0} tasks/s",
+        trips[trips.len() / 2]
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str);
+        let msg = msg.or_else(|| info.payload().downcast_ref::<&str>().copied()).unwrap_or("");
+        if !msg.starts_with(DELIBERATE) {
+            default_hook(info);
+        }
+    }));
+    let tasks = tasks();
+    polycompute::worker_main(&tasks);
+    let result = (|| -> Result<(), String> {
+        let Some(world) = pool::mpi_world() else {
+            // A singleton: the local plan, as without the feature.
+            let plan = pool::worker_plan();
+            check(plan.mode != WorkerMode::Mpi, format!("singleton plan {plan:?}"))?;
+            let pool = Pool::builder(&tasks).mode(WorkerMode::Mpi).build();
+            check(pool.is_err(), "WorkerMode::Mpi without a launch must be refused".into())?;
+            println!("singleton: local plan ({:?}); run me under mpirun for the MPI cases", plan.mode);
+            return Ok(());
+        };
+        if std::env::var_os("MPI_DIE").is_some() {
+            // A worker rank dies mid-run: the default launcher must end the whole job (the
+            // script checks that mpirun fails, and fast); reaching the end here is the bug.
+            let pool = Pool::builder(&tasks).build().map_err(|e| e.to_string())?;
+            let _ = pool.map::<Sleep>([50, 50, 50]);
+            let died = pool.submit::<Die>(());
+            let _ = died.wait_timeout(Duration::from_secs(30));
+            return Err("a worker rank was killed and the job went on".into());
+        }
+        if std::env::var_os("MPI_BENCH").is_some() {
+            return bench(&tasks);
+        }
+        let plan = pool::worker_plan();
+        check(plan.mode == WorkerMode::Mpi, format!("plan under mpirun: {plan:?}"))?;
+        let pool = Pool::builder(&tasks).seed(SEED).build().map_err(|e| e.to_string())?;
+        check(
+            pool.workers().len() == world.size - 1,
+            format!("{} workers for {} ranks", pool.workers().len(), world.size),
+        )?;
+        // First: task indices (and so the seeded draws) count from the pool's first task.
+        many(&pool)?;
+        ranks(&pool)?;
+        drop(pool);
+        // A second pool on the same ranks, after the first stopped.
+        timeout_and_cancel(&tasks)?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mpi test FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
