@@ -115,6 +115,7 @@ fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends
             broadcast_type: pool.broadcast.type_name.clone(),
             broadcast: pool.broadcast.bytes.as_ref().map(|b| b.to_vec()),
             tasks: pool.tasks.signatures(),
+            progress: None,
         };
         match frame(&setup, &[]) {
             Ok(bytes) => sends.send(world, r.slot.id + 1, tag::SETUP, bytes),
@@ -247,7 +248,7 @@ fn timeouts(pool: &PoolState, ranks: &mut [Rank]) {
         let Some(head) = r.inflight.iter_mut().find(|f| !f.timed_out) else { continue };
         if head.started.elapsed() > t * head.job.ctl.len as u32 {
             head.timed_out = true;
-            let kind = TaskErrorKind::Timeout { after: t };
+            let kind = TaskErrorKind::Timeout { after: t, elapsed: head.started.elapsed() };
             let slot = &r.slot;
             head.job.ctl.fail_rest_counted(Some((slot.id, slot.device_id)), head.job.attempt, kind, |n| {
                 slot.stats.count_failed(n)
@@ -262,7 +263,7 @@ fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u
     let slot = r.slot.clone();
     let who = (slot.id, slot.device_id);
     let parsed = wire::split_frame::<FromWorker>(bytes);
-    let Ok((FromWorker::Results { id, count, retire }, body)) = parsed else {
+    let Ok((FromWorker::Results { id, count, retire, .. }, body)) = parsed else {
         tracing::error!("polycompute pool: rank {source} sent a malformed results message");
         return;
     };
@@ -310,7 +311,8 @@ fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u
     let per_input = took / got.max(1) as u64;
     let avg = cost.entry(job.task.name()).or_insert(per_input);
     *avg = (3 * *avg + per_input) / 4;
-    ctl.deliver_all(out);
+    // A rank answers a whole job at once, in order.
+    ctl.deliver_from(0, out.into_iter().map(Some).collect());
 }
 
 /// The pool stops: jobs in flight fail as `ShutDown`; every rank is told to stop and

@@ -44,7 +44,8 @@ fn send(world: &SimpleCommunicator, tag: i32, header: &FromWorker, body: &[u8]) 
 fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result<(), String> {
     let root = world.process_at_rank(0);
     let setup = wire::split_frame::<ToWorker>(setup).map_err(|e| e.to_string())?.0;
-    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, broadcast_type, broadcast, tasks: theirs } = setup
+    let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, broadcast_type, broadcast, tasks: theirs, .. } =
+        setup
     else {
         return Err("rank 0 sent a setup that is not one".into());
     };
@@ -98,6 +99,6 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
                 retire = Some(format!("sticky device fault: {message}"));
             }
         }
-        send(world, tag::RESULTS, &FromWorker::Results { id, count, retire }, &results)?;
+        send(world, tag::RESULTS, &FromWorker::Results { id, first: 0, count, retire, stopped: false }, &results)?;
     }
 }
