@@ -7,10 +7,13 @@
 //! * [`socket`] — the parent/worker channel: a Unix-domain socket, or loopback TCP.
 //! * [`shm`] — where shared-memory segment files live, and hints for mapping them.
 //! * [`liveness`] — whether a process id still runs (to tell leftovers from live segments).
+//! * `terminate` (Windows) — ending a worker by id, to wake its driver (see that module).
 
 pub(crate) mod liveness;
 pub(crate) mod process;
 pub(crate) mod shm;
 pub(crate) mod socket;
+#[cfg(windows)]
+pub(crate) mod terminate;
 
 mod job_object;
