@@ -311,8 +311,10 @@ pub fn max_tasks_per_worker(mode: WorkerMode) {
 }
 
 pub fn worker_that_cannot_start() {
-    // `true` exits at once without ever connecting.
-    let pool = builder(Process).worker_exe("true").start_timeout(Duration::from_secs(5)).build().unwrap();
+    // A program that exits at once without ever connecting: Unix's `true`; Windows's
+    // `hostname`, which rejects the worker argument and exits.
+    let exe = if cfg!(windows) { "hostname.exe" } else { "true" };
+    let pool = builder(Process).worker_exe(exe).start_timeout(Duration::from_secs(5)).build().unwrap();
     let t0 = Instant::now();
     let err = pool.submit::<Echo>(1).wait().unwrap_err();
     assert!(matches!(&err.kind, TaskErrorKind::WorkerStart { message } if message.contains("worker_main")), "{err}");
