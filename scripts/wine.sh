@@ -9,8 +9,8 @@
 # Rust standard library needs (every program exits with code 53 without it). When Wine lacks
 # it, scripts/wine/bcryptprimitives.c is built with MinGW into the prefix. Wine 9 has it.
 #
-# Known Wine differences (tests skipped here, each with a test that shows the difference; see
-# docs/pool.md "Windows under Wine"): none is a Windows bug.
+# Where Wine differs from Windows, the test shows the difference and checks the rest
+# (docs/windows.md lists them); the conformance goldens are Linux's (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

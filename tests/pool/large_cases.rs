@@ -176,7 +176,7 @@ pub fn temporary_shared_inputs_live_until_decoded(mode: WorkerMode) {
     let (sum, _) = queued.wait().unwrap();
     assert_eq!(sum, data.iter().map(|&x| f64::from(x)).sum::<f64>());
     if mode == WorkerMode::Process && crate::support::under_wine() {
-        // A known Wine difference (docs/pool.md): the worker still maps the deleted segment,
+        // A known Wine difference (docs/windows.md): the worker still maps the deleted segment,
         // and Wine keeps its name visible until the worker goes; Windows hides it at once.
         assert!(path.exists(), "Wine hid {} at once, as Windows does: drop this exception", path.display());
         drop(pool);

@@ -106,7 +106,7 @@ pub fn workers_write_disjoint_rows(mode: WorkerMode) {
     assert!(path.exists());
     drop(out);
     if mode == WorkerMode::Process && crate::support::under_wine() {
-        // A known Wine difference (docs/pool.md): Wine keeps a deleted file's name visible
+        // A known Wine difference (docs/windows.md): Wine keeps a deleted file's name visible
         // while another process (a worker) still maps it; Windows and Linux hide it at once.
         assert!(path.exists(), "Wine hid {} at once, as Windows does: drop this exception", path.display());
         drop(pool);

@@ -35,7 +35,7 @@ pub fn exists(pid: u32) -> bool {
 }
 
 /// Whether this program runs under Wine rather than on Windows (Wine's `winecfg` is there),
-/// for the known differences between the two that docs/pool.md lists.
+/// for the known differences between the two that docs/windows.md lists.
 pub fn under_wine() -> bool {
     cfg!(windows) && std::path::Path::new(r"C:\windows\system32\winecfg.exe").exists()
 }
