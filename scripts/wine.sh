@@ -53,6 +53,9 @@ if ! compgen -G "/usr/lib/*/wine/x86_64-windows/bcryptprimitives.dll" >/dev/null
 fi
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+# Wine passes this environment on: the Windows build is the CPU build, with no GPU backend for
+# scripts/test.sh's POLYCOMPUTE_REQUIRE=wgpu to require, and no device or worker override.
+unset POLYCOMPUTE_REQUIRE POLYCOMPUTE_BACKEND POLYCOMPUTE_WORKERS
 # Build first (its own time limit), then run each binary under a limit of its own.
 cargo_test() {
     run timeout -k 10 "$1" cargo test --target "$target" "${@:2}"
