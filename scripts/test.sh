@@ -73,6 +73,7 @@ echo "+ diff <README.md's rust block> examples/quickstart.rs"
 diff <(awk '/^```rust$/ {on = 1; next} /^```$/ && on {exit} on' README.md) examples/quickstart.rs
 run cargo run --quiet --example quickstart
 
+run scripts/wine.sh # the CPU build for Windows under Wine: unit, API, conformance, pool tests (~5-6 min)
 run scripts/gpu-dry-run.sh # the GPU bundle's run script without a GPU: results back, steps bounded (~25 s)
 # A user's project (examples/downstream/) as docs/testing.md's CI template runs it: cpu, wgpu, cuda stub.
 run scripts/downstream.sh

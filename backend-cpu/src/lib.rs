@@ -44,6 +44,7 @@ pub use storage::CpuBuffer;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]
 static CPU_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(CpuBackend);
+polycompute_core::keep_registered!(CPU_BACKEND);
 
 /// The CPU backend: one device, `cpu:0`, using every core through rayon.
 #[derive(Debug, Default)]

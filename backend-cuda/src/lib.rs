@@ -50,3 +50,4 @@ pub use ops::matmul::{matmul_impl, set_matmul_impl, MatmulImpl, MATMUL_ENV};
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]
 static CUDA_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(CudaBackend);
+polycompute_core::keep_registered!(CUDA_BACKEND);

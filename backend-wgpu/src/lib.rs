@@ -41,6 +41,7 @@ pub use errors::FaultCode;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]
 static WGPU_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(WgpuBackend);
+polycompute_core::keep_registered!(WGPU_BACKEND);
 
 /// The wgpu backend: one device per adapter.
 #[derive(Debug, Default)]

@@ -11,9 +11,41 @@ use crate::error::{Error, Result};
 use crate::sync::LockUnpoisoned;
 
 /// Factories of the backends linked into this program. A backend crate registers with
-/// `#[linkme::distributed_slice(polycompute_core::registry::BACKEND_FACTORIES)]`.
+/// `#[linkme::distributed_slice(polycompute_core::registry::BACKEND_FACTORIES)]` followed by
+/// [`keep_registered!`](crate::keep_registered) on the same static (without it, windows-gnu
+/// programs lose the registration at link time).
 #[linkme::distributed_slice]
 pub static BACKEND_FACTORIES: [fn() -> Arc<dyn Backend>];
+
+/// Keeps a [`BACKEND_FACTORIES`] entry in the program on every target.
+///
+/// On Windows (PE files) GNU ld drops a section nothing refers to, and a `linkme` entry is
+/// exactly that (linkme issue #25): the backend then reports "not compiled in" unless users
+/// link with `--no-gc-sections`. This macro adds, on Windows only, a C-runtime initializer
+/// (a `.CRT$XCU` pointer, which both GNU ld's and MSVC's linker always keep) whose function
+/// refers to the entry, so the entry stays linked. Elsewhere it expands to nothing.
+///
+/// ```ignore
+/// #[linkme::distributed_slice(polycompute_core::registry::BACKEND_FACTORIES)]
+/// static MY_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(MyBackend);
+/// polycompute_core::keep_registered!(MY_BACKEND);
+/// ```
+#[macro_export]
+macro_rules! keep_registered {
+    ($entry:ident) => {
+        #[cfg(windows)]
+        const _: () = {
+            // Runs before main (the C runtime calls every `.CRT$XCU` pointer); it only takes
+            // the entry's address, which is what keeps the entry's section alive.
+            extern "C" fn keep_entry() {
+                ::std::hint::black_box(&$entry);
+            }
+            #[used]
+            #[link_section = ".CRT$XCU"]
+            static KEEP_ENTRY: extern "C" fn() = keep_entry;
+        };
+    };
+}
 
 fn compiled() -> &'static [Arc<dyn Backend>] {
     static BACKENDS: OnceLock<Vec<Arc<dyn Backend>>> = OnceLock::new();

@@ -25,6 +25,8 @@ mod support;
 mod tasks;
 #[cfg(unix)]
 mod unix_cases;
+#[cfg(windows)]
+mod windows_cases;
 
 use libtest_mimic::{Arguments, Trial};
 use polycompute::WorkerMode::{Process, Thread};
@@ -198,6 +200,8 @@ fn shared_cases() -> Vec<Case> {
         &[("pool::shared::cleanup_after_exit", shared_cases::cleanup_after_exit as fn())],
         #[cfg(unix)]
         &[("process::shared::cleanup_after_parent_sigkill", shared_cases::cleanup_after_parent_sigkill as fn())],
+        #[cfg(windows)]
+        &[("process::parent_killed_leaves_no_worker", windows_cases::parent_killed_leaves_no_worker as fn())],
     ]
     .concat()
 }

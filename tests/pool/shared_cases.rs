@@ -105,6 +105,15 @@ pub fn workers_write_disjoint_rows(mode: WorkerMode) {
     let path = std::path::Path::new(dir()).join(out.segment_name());
     assert!(path.exists());
     drop(out);
+    if mode == WorkerMode::Process && crate::support::under_wine() {
+        // A known Wine difference (docs/windows.md): Wine keeps a deleted file's name visible
+        // while another process (a worker) still maps it; Windows and Linux hide it at once.
+        assert!(path.exists(), "Wine hid {} at once, as Windows does: drop this exception", path.display());
+        drop(pool);
+        let gone = crate::support::within(std::time::Duration::from_secs(5), || !path.exists());
+        assert!(gone.is_some(), "{} outlived the workers that mapped it", path.display());
+        return;
+    }
     assert!(!path.exists(), "dropping the last handle removed {}", path.display());
 }
 
@@ -138,7 +147,7 @@ pub fn upload_shared() {
     assert_eq!(d.to_vec().unwrap(), a.as_slice());
 }
 
-fn dir() -> &'static str {
+pub fn dir() -> &'static str {
     if cfg!(target_os = "linux") && std::path::Path::new("/dev/shm").is_dir() {
         "/dev/shm"
     } else {

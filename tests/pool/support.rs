@@ -34,6 +34,12 @@ pub fn exists(pid: u32) -> bool {
     }
 }
 
+/// Whether this program runs under Wine rather than on Windows (Wine's `winecfg` is there),
+/// for the known differences between the two that docs/windows.md lists.
+pub fn under_wine() -> bool {
+    cfg!(windows) && std::path::Path::new(r"C:\windows\system32\winecfg.exe").exists()
+}
+
 /// Polls `cond` until it holds or `limit` passes; returns how long it took, if it held.
 pub fn within(limit: Duration, mut cond: impl FnMut() -> bool) -> Option<Duration> {
     let start = Instant::now();

@@ -9,11 +9,14 @@
 //!   for mapping them.
 //! * [`token`] — secrets from the OS's cryptographic generator, compared in constant time.
 //! * [`liveness`] — whether a process id still runs (to tell leftovers from live segments).
+//! * `terminate` (Windows) — ending a worker by id, to wake its driver (see that module).
 
 pub(crate) mod liveness;
 pub(crate) mod process;
 pub(crate) mod shm;
 pub(crate) mod socket;
 pub(crate) mod token;
+#[cfg(windows)]
+pub(crate) mod terminate;
 
 mod job_object;

@@ -33,6 +33,10 @@ pub(crate) struct ProcessSlot {
     abandoned: Mutex<Vec<Arc<JobCtl>>>,
     /// The current worker's socket, shut down to interrupt its driver.
     interrupt: Mutex<Option<Stream>>,
+    /// The current worker's process id, valid while `interrupt` is `Some` (its driver still
+    /// holds its `Child`, so the id is not reused): Windows wakes the driver by ending it.
+    #[cfg(windows)]
+    worker_pid: std::sync::atomic::AtomicU32,
 }
 
 impl ProcessSlot {
@@ -41,6 +45,10 @@ impl ProcessSlot {
     fn interrupt_driver(&self) {
         if let Some(stream) = self.interrupt.lock_unpoisoned().as_ref() {
             let _ = stream.shutdown(std::net::Shutdown::Both);
+            // On Windows the shutdown does not wake a read already blocked on the socket
+            // (rust-lang/rust#121594); a dying worker closes it, which does.
+            #[cfg(windows)]
+            let _ = crate::sys::terminate::terminate(self.worker_pid.load(std::sync::atomic::Ordering::Acquire));
         }
     }
 }

@@ -130,6 +130,8 @@ fn start(inner: &PoolState, slot: &Slot, mine: &ProcessSlot, gen: u64) -> Result
     });
     match started {
         Ok((reader, writer, interrupt)) => {
+            #[cfg(windows)]
+            mine.worker_pid.store(child.id(), Ordering::Release);
             *mine.interrupt.lock_unpoisoned() = Some(interrupt);
             Ok(Worker { child, reader, writer, lifeline, gen, next_id: 0, frame: Vec::new(), progress })
         }
