@@ -15,8 +15,8 @@ pub(crate) mod liveness;
 pub(crate) mod process;
 pub(crate) mod shm;
 pub(crate) mod socket;
-pub(crate) mod token;
 #[cfg(windows)]
 pub(crate) mod terminate;
+pub(crate) mod token;
 
 mod job_object;
