@@ -29,7 +29,7 @@ impl Log {
     /// How often each task index logged `start`.
     pub fn starts(&self) -> HashMap<u64, usize> {
         let mut n = HashMap::new();
-        for line in std::fs::read_to_string(&self.0).unwrap_or_default().lines() {
+        for line in crate::tasks::read_log(&self.0).lines() {
             if let Some(i) = line.strip_prefix("start ") {
                 *n.entry(i.parse().unwrap()).or_default() += 1;
             }
@@ -40,7 +40,7 @@ impl Log {
     /// When each task logged `end` (ms since the Unix epoch).
     fn ends(&self) -> HashMap<u64, u128> {
         let mut ends = HashMap::new();
-        for line in std::fs::read_to_string(&self.0).unwrap_or_default().lines() {
+        for line in crate::tasks::read_log(&self.0).lines() {
             if let Some(rest) = line.strip_prefix("end ") {
                 let (i, ms) = rest.split_once(' ').unwrap();
                 ends.insert(i.parse().unwrap(), ms.parse().unwrap());
@@ -52,7 +52,9 @@ impl Log {
 
 impl Drop for Log {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        for part in crate::tasks::log_parts(&self.0) {
+            let _ = std::fs::remove_file(part);
+        }
     }
 }
 

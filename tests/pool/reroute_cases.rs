@@ -70,7 +70,7 @@ pub fn f64_tasks_leave_the_gpu_without_f64(mode: WorkerMode) {
         assert_eq!(*sum, x.iter().sum::<f64>());
         assert_eq!(device, "cpu:0");
     }
-    let on_gl = std::fs::read_to_string(&log.0).unwrap().lines().filter(|l| l.ends_with(gl)).count();
+    let on_gl = crate::tasks::read_log(&log.0).lines().filter(|l| l.ends_with(gl)).count();
     assert_eq!(on_gl, 1, "tasks started on {gl}: the first refusal, then none");
     let counted: u64 = pool.workers().iter().map(|w| w.failed).sum();
     assert_eq!(counted, 0, "a refusal is not a failure");

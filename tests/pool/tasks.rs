@@ -374,10 +374,36 @@ impl Task for Logged {
     }
 }
 
+/// Appends `line` to this thread's own part of the log at `path` (`{path}.{pid}.{thread}`):
+/// appends from several processes to one file interleave safely on Linux and Windows, but
+/// not under Wine, which appends by seeking to the end first. [`read_log`] reads all parts.
 fn append(path: &str, line: &str) {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("open the task log");
+    let thread = format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let part = format!("{path}.{}.{thread}", std::process::id());
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(part).expect("open the task log");
     f.write_all(line.as_bytes()).expect("write the task log");
+}
+
+/// The parts of the log at `path` (see [`append`]), each part's lines in order.
+pub fn log_parts(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Vec::new();
+    };
+    let prefix = format!("{name}.");
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every line the tasks logged at `path`, from all its parts.
+pub fn read_log(path: &std::path::Path) -> String {
+    log_parts(path).iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect()
 }
 
 /// Sums its f64 input on the worker's device after logging `start <index> <device>`;
