@@ -12,10 +12,14 @@ use crate::par::PAR_MIN;
 
 /// The running sum or product of `x` along the axis `a` describes.
 pub(crate) fn scan<T: Num>(x: &[T], kind: ScanKind, a: Axis) -> Vec<T> {
-    let f: fn(T, T) -> T = match kind {
-        ScanKind::Sum => T::add,
-        ScanKind::Prod => T::mul,
-    };
+    // One monomorphised loop per kind: `T::add` and `T::mul` inline into it.
+    match kind {
+        ScanKind::Sum => scan_with(x, a, T::add),
+        ScanKind::Prod => scan_with(x, a, T::mul),
+    }
+}
+
+fn scan_with<T: Num>(x: &[T], a: Axis, f: impl Fn(T, T) -> T + Sync) -> Vec<T> {
     let mut out = vec![T::ZERO; x.len()];
     let block = a.n * a.inner;
     if block == 0 {

@@ -187,16 +187,12 @@ pub(crate) fn sort<T: SortKey>(x: &[T], a: Axis) -> Vec<T> {
     lanes(a, a.n, |r, par| {
         let (o, i) = (r / a.inner, r % a.inner);
         let at = |k: usize| (o * a.n + k) * a.inner + i;
-        let mut keys: Vec<u64> = if par {
-            (0..a.n).into_par_iter().map(|k| x[at(k)].key()).collect()
+        let keys: Vec<u64> = if T::WIDE {
+            sorted_keys(a.n, |k| x[at(k)].key(), par)
         } else {
-            (0..a.n).map(|k| x[at(k)].key()).collect()
+            // 32-bit keys sort as u32: half the memory traffic of u64.
+            sorted_keys(a.n, |k| x[at(k)].key() as u32, par).into_iter().map(u64::from).collect()
         };
-        if par {
-            keys.par_sort_unstable();
-        } else {
-            keys.sort_unstable();
-        }
         let mut out: Vec<T> = if par {
             keys.par_iter().map(|&k| T::from_key(k)).collect()
         } else {
@@ -216,6 +212,17 @@ pub(crate) fn sort<T: SortKey>(x: &[T], a: Axis) -> Vec<T> {
         }
         out
     })
+}
+
+/// The keys of one lane, sorted.
+fn sorted_keys<K: Ord + Send + Copy>(n: usize, key: impl Fn(usize) -> K + Sync + Send, par: bool) -> Vec<K> {
+    let mut keys: Vec<K> = if par { (0..n).into_par_iter().map(key).collect() } else { (0..n).map(key).collect() };
+    if par {
+        keys.par_sort_unstable();
+    } else {
+        keys.sort_unstable();
+    }
+    keys
 }
 
 /// The stable sorting permutation of each lane.
