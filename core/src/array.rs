@@ -9,7 +9,7 @@ use crate::backend::BufferRef;
 use crate::device::Device;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
-use crate::expr::{Expr, Program};
+use crate::expr::{compile_cached, Expr, Program};
 use crate::layout::Layout;
 use crate::op::{Op, ReduceKind};
 use crate::shape::Shape;
@@ -352,24 +352,48 @@ pub fn map<T: Element, U: Element>(
     let Some(first) = inputs.first() else {
         return Err(Error::InvalidExpr("map needs at least one input array; use Device::full for constants".into()));
     };
-    let args: Vec<Expr> = (0..inputs.len()).map(Expr::arg).collect();
-    let expr = f(&args);
-    // The result type decides literals nothing else types (`select(c, 1.0, 0.0)`).
-    let program = Program::compile_to(&expr, &vec![T::DTYPE; inputs.len()], U::DTYPE)?;
-    let mut shape = Shape::scalar();
-    for a in inputs {
-        same_device(&first.device, &a.device)?;
-        shape = shape.broadcast(a.shape_ref(), "map")?;
+    let expr = f(&crate::expr::cache::args(inputs.len()));
+    // The result type decides literals nothing else types (`select(c, 1.0, 0.0)`). A
+    // closure rebuilt on every call compiles once per thread (`compile_cached`).
+    let many;
+    let dtypes: &[DType] = match inputs.len() {
+        n @ 0..=8 => &[T::DTYPE; 8][..n],
+        n => {
+            many = vec![T::DTYPE; n];
+            &many
+        }
+    };
+    let program = compile_cached(&expr, dtypes, Some(U::DTYPE))?;
+    if program.output_dtype() != U::DTYPE {
+        return Err(Error::DTypeMismatch {
+            context: "result of map".into(),
+            expected: U::DTYPE,
+            found: program.output_dtype(),
+        });
     }
-    let program = Arc::new(program);
+    let mut shape = first.shape_ref().clone();
+    for a in &inputs[1..] {
+        same_device(&first.device, &a.device)?;
+        if a.shape_ref() != &shape {
+            shape = shape.broadcast(a.shape_ref(), "map")?;
+        }
+    }
     // Views are read in place (strided, offset, negative or broadcast strides) by
     // `Op::MapViews`; plain arrays keep the plain `Op::Map`.
     let op = if inputs.iter().all(|a| a.is_plain()) {
-        Op::Map { program, input_shapes: inputs.iter().map(|a| a.shape_ref().clone()).collect(), shape }
+        Op::Map { program, input_shapes: inputs.iter().map(|a| a.shape_ref().clone()).collect(), shape: shape.clone() }
     } else {
-        Op::MapViews { program, inputs: inputs.iter().map(|a| a.layout.clone()).collect(), shape }
+        Op::MapViews { program, inputs: inputs.iter().map(|a| a.layout.clone()).collect(), shape: shape.clone() }
     };
-    let buffers: Vec<&BufferRef> = inputs.iter().map(|a| &a.buffer).collect();
-    let shapes: Vec<(DType, &Shape)> = inputs.iter().map(|a| (T::DTYPE, a.shape_ref())).collect();
-    first.run_on(op, &buffers, &shapes)
+    // The backend layer validates the op (`Op::output`) before running it: the dtype and
+    // shape are known here already, so no second validation on this side.
+    let buffer = match inputs {
+        [a] => first.device.backend().execute(&op, &[&a.buffer])?,
+        [a, b] => first.device.backend().execute(&op, &[&a.buffer, &b.buffer])?,
+        _ => {
+            let buffers: Vec<&BufferRef> = inputs.iter().map(|a| &a.buffer).collect();
+            first.device.backend().execute(&op, &buffers)?
+        }
+    };
+    DeviceArray::from_parts(first.device.clone(), buffer, shape)
 }

@@ -586,14 +586,17 @@ fn map_output(
             return Err(Error::InvalidShape(format!("map input {i} has shape {s}, op declares {declared}")));
         }
     }
-    let mut bcast = Shape::scalar();
-    for s in input_shapes {
-        bcast = bcast.broadcast(s, "map")?;
-    }
-    if bcast != *shape {
-        return Err(Error::InvalidShape(format!(
-            "map output shape {shape} is not the inputs' broadcast shape {bcast}"
-        )));
+    // Inputs of the output's own shape (the common case) broadcast to it: no new shapes.
+    if input_shapes.is_empty() || input_shapes.iter().any(|s| s != shape) {
+        let mut bcast = Shape::scalar();
+        for s in input_shapes {
+            bcast = bcast.broadcast(s, "map")?;
+        }
+        if bcast != *shape {
+            return Err(Error::InvalidShape(format!(
+                "map output shape {shape} is not the inputs' broadcast shape {bcast}"
+            )));
+        }
     }
     check_len(shape.numel(), "map")?;
     Ok((program.output_dtype(), shape.clone()))

@@ -188,6 +188,11 @@ impl Plan {
 
     /// Fresh scratch buffers for one worker that evaluates chunks of at most `len` elements.
     pub(crate) fn new_scratch(&self, len: usize) -> Vec<HostVec> {
+        if self.steps.is_empty() {
+            // Only instructions with a step have scratch (a fused `a*x + y` has none): no
+            // allocation per call.
+            return Vec::new();
+        }
         let len = len.min(CHUNK);
         self.scratch
             .iter()

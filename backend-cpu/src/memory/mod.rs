@@ -25,6 +25,9 @@ use block::{Block, HUGE_PAGE, LARGE};
 /// Least time between two reads of the system's free memory.
 const PRESSURE_CHECK: Duration = Duration::from_millis(100);
 
+/// Frees of small blocks between two looks at the clock for [`PRESSURE_CHECK`].
+const SMALL_FREES_PER_CHECK: u32 = 64;
+
 /// Default bound of the cache: 1 GiB, or a quarter of the machine's memory if that is less.
 pub(crate) fn default_limit() -> usize {
     let quarter = pressure::total_memory().map_or(usize::MAX, |t| usize::try_from(t / 4).unwrap_or(usize::MAX));
@@ -57,6 +60,8 @@ struct State {
     free: Vec<(usize, Vec<Block>)>,
     stats: CacheStats,
     last_pressure_check: Instant,
+    /// Blocks taken back so far (wrapping): when a small one looks at the clock.
+    frees: u32,
     /// After the device is dropped: blocks go straight back to the system.
     closed: bool,
 }
@@ -83,7 +88,8 @@ impl Pool {
     /// An empty cache for `device`, holding at most `limit` bytes of free blocks.
     pub(crate) fn new(device: DeviceId, limit: usize) -> Pool {
         let stats = CacheStats { limit_bytes: limit, ..CacheStats::default() };
-        let state = State { free: Vec::new(), stats, last_pressure_check: Instant::now(), closed: false };
+        let state =
+            State { free: Vec::new(), stats, last_pressure_check: Instant::now(), frees: 0, closed: false };
         Pool { state: Mutex::new(state), device }
     }
 
@@ -144,7 +150,11 @@ impl Pool {
                 };
                 list.push(block);
                 s.free.push((class, list));
-                if s.last_pressure_check.elapsed() >= PRESSURE_CHECK {
+                // Reading the clock shows in a loop of small ops: small blocks look at it
+                // every [`SMALL_FREES_PER_CHECK`] frees only.
+                s.frees = s.frees.wrapping_add(1);
+                let look = class >= LARGE || s.frees % SMALL_FREES_PER_CHECK == 0;
+                if look && s.last_pressure_check.elapsed() >= PRESSURE_CHECK {
                     s.last_pressure_check = Instant::now();
                     drop(s);
                     if pressure::memory_is_low() {

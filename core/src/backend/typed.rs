@@ -13,6 +13,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use smallvec::{smallvec, SmallVec};
+
 use super::{BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo};
 use crate::dtype::{DType, HostSlice, HostVec};
 use crate::error::{Error, Result};
@@ -80,7 +82,8 @@ impl<D: BackendDevice> DeviceBackend for D {
     }
 
     fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
-        let buffers = inputs.iter().map(|b| own(self, b)).collect::<Result<Vec<&D::Buffer>>>()?;
+        // Few ops take more than four inputs: no heap allocation for the common case.
+        let buffers = inputs.iter().map(|b| own(self, b)).collect::<Result<Inputs<&D::Buffer>>>()?;
         let (dtype, shape) = validate(op, inputs)?;
         let out = BackendDevice::execute(self, op, &buffers)?;
         check_result(self, &out, dtype, shape.numel())?;
@@ -91,6 +94,9 @@ impl<D: BackendDevice> DeviceBackend for D {
         BackendDevice::synchronize(self)
     }
 }
+
+/// One item per input of an op, on the stack for up to four inputs.
+type Inputs<T> = SmallVec<[T; 4]>;
 
 /// `buffer` as `D`'s own buffer type, made by this very instance; else
 /// [`Error::ForeignBuffer`].
@@ -105,7 +111,7 @@ fn own<'a, D: BackendDevice>(device: &D, buffer: &'a BufferRef) -> Result<&'a D:
 /// returns the output's dtype and shape.
 fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
     let flat: Vec<Shape>;
-    let declared: Vec<&Shape> = match op {
+    let declared: Inputs<&Shape> = match op {
         Op::Map { input_shapes, .. } => input_shapes.iter().collect(),
         Op::MapViews { inputs: layouts, .. } => {
             // A view may read any part of its buffer: check that it stays inside instead.
@@ -115,7 +121,7 @@ fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
                 }
             }
             flat = inputs.iter().zip(layouts).map(|(_, l)| l.shape.clone()).collect();
-            let typed: Vec<(DType, &Shape)> = inputs.iter().zip(&flat).map(|(b, s)| (b.dtype(), s)).collect();
+            let typed: Inputs<(DType, &Shape)> = inputs.iter().zip(&flat).map(|(b, s)| (b.dtype(), s)).collect();
             if layouts.len() != inputs.len() {
                 return Err(arity(op, layouts.len(), inputs.len()));
             }
@@ -127,14 +133,14 @@ fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
         | Op::Scan { shape, .. }
         | Op::Sort { shape, .. }
         | Op::Argsort { shape, .. }
-        | Op::TopK { shape, .. } => vec![shape],
-        Op::Matmul { lhs, rhs } => vec![lhs, rhs],
+        | Op::TopK { shape, .. } => smallvec![shape],
+        Op::Matmul { lhs, rhs } => smallvec![lhs, rhs],
         Op::Concat { shapes, .. } => shapes.iter().collect(),
-        Op::Take { shape, indices, .. } | Op::TakeAlongAxis { shape, indices, .. } => vec![shape, indices],
+        Op::Take { shape, indices, .. } | Op::TakeAlongAxis { shape, indices, .. } => smallvec![shape, indices],
         Op::ScatterAdd { shape, indices, axis } => {
             // The values' shape follows from the others; checked by `Op::output`.
             flat = vec![crate::op::take_shape(shape, indices, *axis, "scatter_add")?];
-            vec![shape, indices, &flat[0]]
+            smallvec![shape, indices, &flat[0]]
         }
         // No declared shape: the op works on the buffer as it is.
         Op::Copy | Op::Cast { .. } | Op::Fill { .. } => {
@@ -150,7 +156,7 @@ fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
             return Err(Error::LengthMismatch { len: b.len(), shape: s.dims().to_vec(), expected: s.numel() });
         }
     }
-    let typed: Vec<(DType, &Shape)> = inputs.iter().zip(declared).map(|(b, s)| (b.dtype(), s)).collect();
+    let typed: Inputs<(DType, &Shape)> = inputs.iter().zip(declared).map(|(b, s)| (b.dtype(), s)).collect();
     op.output(&typed)
 }
 

@@ -77,6 +77,7 @@
 //! assert!(!f32_only(&x.cast(DType::F64).sqrt().cast(DType::F32)));
 //! ```
 
+pub(crate) mod cache;
 mod fold;
 mod ops;
 mod program;
@@ -86,6 +87,7 @@ use std::sync::Arc;
 
 use crate::dtype::{DType, Scalar};
 
+pub use cache::compile_cached;
 pub use program::{Inst, InstOp, Program};
 
 /// An elementwise expression: a cheap-to-clone, immutable tree. Equal trees hash equally,
