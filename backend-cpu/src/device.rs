@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use polycompute_core::{BackendDevice, DeviceInfo, DeviceToken, HostSlice, HostVec, Op, Result};
+use polycompute_core::{BackendDevice, DeviceInfo, DeviceToken, HostSlice, HostVec, MemoryStats, Op, Result};
 
 use crate::map::PlanCache;
 use crate::memory::{self, CacheStats, Pool};
@@ -63,10 +63,10 @@ impl CpuDevice {
                 let plan = self.plans.get(op, program, input_shapes, shape)?;
                 map::run(&plan, data, shape.numel(), pool)
             }
-            Op::Reduce { kind, axis, shape } => Ok(Output::host(reduce::reduce(*kind, *axis, shape, data[0]))),
+            Op::Reduce { kind, axis, shape } => reduce::reduce(*kind, *axis, shape, data[0], pool),
             Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], device, pool),
             Op::Copy => layout::copy(data[0], pool),
-            Op::Transpose { shape, perm } => Ok(Output::host(layout::transpose(data[0], shape, perm))),
+            Op::Transpose { shape, perm } => layout::transpose(data[0], shape, perm, pool),
             Op::Cast { to } => layout::cast(data[0], *to, pool),
             Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, device, pool),
             // Views, data movement, scans and sorting (issue 14): `views/`.
@@ -131,5 +131,13 @@ impl BackendDevice for CpuDevice {
 
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+
+    fn memory_stats(&self) -> Option<MemoryStats> {
+        Some(self.pool.stats())
+    }
+
+    fn release_cached_memory(&self) {
+        self.pool.release_cached();
     }
 }

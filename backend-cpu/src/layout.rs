@@ -1,17 +1,18 @@
 //! Data movement: `Op::Copy`, `Op::Cast` and `Op::Transpose` (any axis permutation; the
 //! permutation is first simplified by `polycompute_core::plan`, then either whole rows are
 //! copied or the data is moved in square tiles so that reads and writes both stay in cache).
+//! Every result is a block of the device's caching allocator, written in full.
 
 use polycompute_core::plan::simplify_permutation;
 use std::sync::Arc;
 
-use polycompute_core::{DType, HostSlice, HostVec, Result, Shape};
+use polycompute_core::{DType, HostSlice, Result, Shape};
 use rayon::prelude::*;
 
 use crate::memory::Pool;
 use crate::num::{with_dtype, CastTo, Num};
 use crate::par::{PAR_MIN, TASK};
-use crate::storage::{host_vec, Output};
+use crate::storage::Output;
 
 /// Side of a transpose tile: a tile of `TILE²` elements of both arrays fits in L1.
 const TILE: usize = 64;
@@ -53,14 +54,13 @@ fn cast_into<S: Num + CastTo<T>, T: Num>(x: &[S], out: &mut [T]) {
     }
 }
 
-/// Output axis `i` is input axis `perm[i]` (a validated permutation of `shape`'s axes).
-pub(crate) fn transpose(data: HostSlice<'_>, shape: &Shape, perm: &[usize]) -> HostVec {
-    match data {
-        HostSlice::F32(x) => host_vec(transpose_typed(x, shape, perm)),
-        HostSlice::F64(x) => host_vec(transpose_typed(x, shape, perm)),
-        HostSlice::I32(x) => host_vec(transpose_typed(x, shape, perm)),
-        HostSlice::U32(x) => host_vec(transpose_typed(x, shape, perm)),
-    }
+/// Output axis `i` is input axis `perm[i]` (a validated permutation of `shape`'s axes),
+/// into a block of `pool`.
+pub(crate) fn transpose(data: HostSlice<'_>, shape: &Shape, perm: &[usize], pool: &Arc<Pool>) -> Result<Output> {
+    with_dtype!(data.dtype(), T => {
+        let x: &[T] = T::of_slice(data).unwrap_or(&[]);
+        Output::write::<T>(pool, x.len(), |out| transpose_into(x, shape, perm, out))
+    })
 }
 
 /// A row-major index over `dims` and the input offset it stands for.
@@ -98,25 +98,24 @@ impl<'a> Odometer<'a> {
     }
 }
 
-fn transpose_typed<T: Num>(x: &[T], shape: &Shape, perm: &[usize]) -> Vec<T> {
+/// Writes every element of `out` (a bijection of the input's positions).
+fn transpose_into<T: Num>(x: &[T], shape: &Shape, perm: &[usize], out: &mut [T]) {
     let simple = simplify_permutation(shape.dims(), perm);
     if simple.dims.len() <= 1 || simple.is_identity() {
         // Only size-1 axes moved (or nothing is there): the flat order is unchanged.
-        return x.to_vec();
+        copy_into(x, out);
+        return;
     }
     // The output's dimensions and the input's strides along them.
     let (dims, strides) = (simple.out_dims(), simple.in_strides());
-    let d = dims.len();
-    let mut out = vec![T::ZERO; x.len()];
-    let last = d - 1;
+    let last = dims.len() - 1;
     if strides[last] == 1 {
-        rows(x, &mut out, &dims, &strides);
+        rows(x, out, &dims, &strides);
     } else {
         // The output axis the input walks fastest pairs with the output's last axis in tiles.
         let q = (0..last).min_by_key(|&a| strides[a]).unwrap_or(0);
-        tiles(x, &mut out, &dims, &strides, q);
+        tiles(x, out, &dims, &strides, q);
     }
-    out
 }
 
 /// The output's last axis is contiguous in the input: copy whole rows.

@@ -103,3 +103,67 @@ fn a_recycled_block_is_overwritten_in_full() {
     }
     assert!(cpu.cache_stats().hits > 0);
 }
+
+#[test]
+fn reductions_transposes_and_casts_take_their_outputs_from_the_cache() {
+    let _serial = one_at_a_time();
+    let (_cpu, d) = device(1 << 30);
+    let (rows, cols) = (300, 700);
+    let host: Vec<f32> = (0..rows * cols).map(|i| (i % 97) as f32 - 40.0).collect();
+    let x = d.from_slice(&host, &[rows, cols]).unwrap();
+    let at = |r: usize, c: usize| host[r * cols + c];
+    let run = || {
+        // A whole-array sum, a sum along each axis, an argmax, a transpose and a cast.
+        let total = x.sum(None).unwrap().to_scalar().unwrap();
+        let by_col = x.sum(Some(0)).unwrap().to_vec().unwrap();
+        let by_row = x.max(Some(1)).unwrap().to_vec().unwrap();
+        let argmax = x.argmax(Some(1)).unwrap().to_vec().unwrap();
+        let t = x.transpose().unwrap().contiguous().unwrap().to_vec().unwrap();
+        let ints = x.cast::<i32>().unwrap().to_vec().unwrap();
+        (total, by_col, by_row, argmax, t, ints)
+    };
+    // Fill the cache with blocks of every size class the ops use, holding other data.
+    let junk: Vec<_> = [1, rows, cols, rows * cols].iter().map(|&n| d.full(1e9f32, &[n]).unwrap()).collect();
+    drop(junk);
+    let before = d.memory_stats().expect("the CPU device has a caching allocator");
+    let (total, by_col, by_row, argmax, t, ints) = run();
+    let after = d.memory_stats().unwrap();
+    // Every output came from a recycled block, and was overwritten in full.
+    assert_eq!(after.misses, before.misses, "{before:?} -> {after:?}");
+    assert!(after.hits >= before.hits + 6, "{before:?} -> {after:?}");
+    assert_eq!(total, host.iter().sum::<f32>());
+    assert!((0..cols).all(|c| by_col[c] == (0..rows).map(|r| at(r, c)).sum::<f32>()));
+    assert!((0..rows).all(|r| by_row[r] == (0..cols).map(|c| at(r, c)).fold(f32::MIN, f32::max)));
+    assert!((0..rows).all(|r| at(r, argmax[r] as usize) == by_row[r]));
+    assert!((0..rows * cols).all(|i| t[i] == at(i % rows, i / rows)));
+    assert!(ints.iter().zip(&host).all(|(&i, &h)| i == h as i32));
+    // A loop of the same ops is served from the cache without growing it.
+    for _ in 0..5 {
+        run();
+    }
+    let settled = d.memory_stats().unwrap();
+    assert_eq!(settled.misses, before.misses, "{settled:?}");
+    assert_eq!(settled.cached_bytes, after.cached_bytes, "{settled:?}");
+}
+
+#[test]
+fn the_device_reports_and_releases_its_cache_through_the_public_api() {
+    let _serial = one_at_a_time();
+    let (cpu, d) = device(64 * MIB);
+    let fresh = d.memory_stats().unwrap();
+    assert_eq!((fresh.limit_bytes, fresh.cached_bytes, fresh.hit_rate()), (64 * MIB, 0, None));
+    let x = d.uniform::<f32>(1, &[MIB]).unwrap();
+    let live = d.memory_stats().unwrap();
+    assert!(live.live_bytes >= 4 * MIB && live.misses >= 1, "{live:?}");
+    drop(x);
+    let cached = d.memory_stats().unwrap();
+    assert!(cached.cached_bytes >= 4 * MIB && cached.live_bytes == 0, "{cached:?}");
+    drop(d.uniform::<f32>(2, &[MIB]).unwrap());
+    assert!(d.memory_stats().unwrap().hit_rate().is_some_and(|r| r > 0.0));
+    // The figures are the device's own: the same through `CpuDevice` and through `Device`.
+    assert_eq!(d.memory_stats(), Some(cpu.cache_stats()));
+    d.release_cached_memory();
+    let released = d.memory_stats().unwrap();
+    assert_eq!(released.cached_bytes, 0);
+    assert_eq!(released.released_bytes, cached.cached_bytes as u64);
+}

@@ -4,8 +4,10 @@
 //! Backends implement the typed [`BackendDevice`] (submodule [`typed`]); the blanket
 //! `DeviceBackend` implementation over it validates every call once for all backends.
 
+mod memory;
 pub mod typed;
 
+pub use memory::MemoryStats;
 pub use typed::{BackendBuffer, BackendDevice, DeviceToken};
 
 use std::any::Any;
@@ -125,6 +127,13 @@ pub trait DeviceBackend: Send + Sync + 'static {
     fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef>;
     /// Waits until all work queued on the device has finished.
     fn synchronize(&self) -> Result<()>;
+    /// The figures of the device's caching allocator; `None` for a device without one.
+    fn memory_stats(&self) -> Option<MemoryStats> {
+        None
+    }
+    /// Hands the allocator's cached (free) blocks back to the system; live buffers are
+    /// untouched. Nothing to do for a device without a cache.
+    fn release_cached_memory(&self) {}
 }
 
 /// Downcasts a buffer to the backend's own type, or says whose buffer it was. For backends

@@ -110,6 +110,27 @@ impl Device {
         self.backend.synchronize()
     }
 
+    /// What the device's caching allocator holds and has done (cached and live bytes,
+    /// hits, misses, bytes released); `None` for a device without one.
+    ///
+    /// ```
+    /// # fn demo(device: &polycompute_core::Device) -> polycompute_core::Result<()> {
+    /// drop(device.zeros::<f32>(&[1000])?);
+    /// if let Some(stats) = device.memory_stats() {
+    ///     println!("{} bytes cached for reuse", stats.cached_bytes);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn memory_stats(&self) -> Option<crate::MemoryStats> {
+        self.backend.memory_stats()
+    }
+
+    /// Hands the memory the device keeps cached for reuse back to the system (arrays
+    /// that are alive keep theirs).
+    pub fn release_cached_memory(&self) {
+        self.backend.release_cached_memory()
+    }
+
     /// Uploads an ndarray (any layout: views and non-contiguous arrays are read in logical
     /// order).
     pub fn upload<T, S, D>(&self, array: &ndarray::ArrayBase<S, D>) -> Result<DeviceArray<T>>

@@ -36,6 +36,7 @@ mod view;
 pub use array::{map, DeviceArray};
 pub use backend::{
     Backend, BackendBuffer, BackendDevice, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo, DeviceToken,
+    MemoryStats,
 };
 pub use device::Device;
 pub use device_id::DeviceId;

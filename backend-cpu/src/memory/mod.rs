@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use polycompute_core::sync::LockUnpoisoned;
-use polycompute_core::{DeviceId, Error, Result};
+use polycompute_core::{DeviceId, Error, MemoryStats, Result};
 
 use block::{Block, HUGE_PAGE, LARGE};
 
@@ -34,24 +34,9 @@ pub(crate) fn default_limit() -> usize {
     quarter.min(1 << 30)
 }
 
-/// What the caching allocator of one CPU device holds and has done.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheStats {
-    /// Bytes of free blocks kept for reuse.
-    pub cached_bytes: usize,
-    /// Number of free blocks kept for reuse.
-    pub cached_blocks: usize,
-    /// Bytes of blocks held by live buffers (size classes, so at least their data).
-    pub live_bytes: usize,
-    /// The bound on `cached_bytes`.
-    pub limit_bytes: usize,
-    /// Allocations served from the cache.
-    pub hits: u64,
-    /// Allocations that asked the system for a new block.
-    pub misses: u64,
-    /// Bytes of cached blocks handed back to the system (bound, pressure, release, drop).
-    pub released_bytes: u64,
-}
+/// What the caching allocator of one CPU device holds and has done: core's
+/// [`MemoryStats`], which [`polycompute_core::Device::memory_stats`] reports for any device.
+pub type CacheStats = MemoryStats;
 
 struct State {
     /// Free blocks per size class, the classes in the order a block of theirs was last

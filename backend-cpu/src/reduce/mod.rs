@@ -2,17 +2,21 @@
 //! with `len` the reduced extent. With `inner == 1` each output reduces one contiguous run;
 //! otherwise every output row accumulates whole input rows in memory order
 //! (`out[o, j] op= in[o, i, j]`), in blocks of columns. Parallel over independent outputs,
-//! or inside one long run.
+//! or inside one long run. Results live in the device's caching allocator like every
+//! other op's.
 
 mod arg;
 mod fold;
 
-use polycompute_core::{HostSlice, HostVec, ReduceKind, Shape};
+use std::sync::Arc;
+
+use polycompute_core::{HostSlice, ReduceKind, Result, Shape};
 use rayon::prelude::*;
 
+use crate::memory::Pool;
 use crate::num::{Float, Num};
 use crate::par::PAR_MIN;
-use crate::storage::host_vec;
+use crate::storage::Output;
 use arg::{Largest, Pick, Smallest};
 use fold::{Fold, Max, Min, Prod, Sum, WideSum, Widen};
 
@@ -39,48 +43,62 @@ impl Geometry {
             _ => Geometry { outer: 1, len: shape.numel(), inner: 1 },
         }
     }
-}
 
-/// Runs a validated reduction.
-pub(crate) fn reduce(kind: ReduceKind, axis: Option<usize>, shape: &Shape, data: HostSlice<'_>) -> HostVec {
-    let g = Geometry::new(shape, axis);
-    match data {
-        HostSlice::F32(x) => float(kind, x, g),
-        HostSlice::F64(x) => float(kind, x, g),
-        HostSlice::I32(x) => int(kind, x, g),
-        HostSlice::U32(x) => int(kind, x, g),
+    /// Number of results.
+    fn outputs(self) -> usize {
+        self.outer * self.inner
     }
 }
 
-fn float<T: Float>(kind: ReduceKind, x: &[T], g: Geometry) -> HostVec {
+/// Runs a validated reduction into a block of `pool`.
+pub(crate) fn reduce(
+    kind: ReduceKind,
+    axis: Option<usize>,
+    shape: &Shape,
+    data: HostSlice<'_>,
+    pool: &Arc<Pool>,
+) -> Result<Output> {
+    let g = Geometry::new(shape, axis);
+    match data {
+        HostSlice::F32(x) => float(kind, x, g, pool),
+        HostSlice::F64(x) => float(kind, x, g, pool),
+        HostSlice::I32(x) => int(kind, x, g, pool),
+        HostSlice::U32(x) => int(kind, x, g, pool),
+    }
+}
+
+fn float<T: Float>(kind: ReduceKind, x: &[T], g: Geometry, pool: &Arc<Pool>) -> Result<Output> {
     match kind {
         ReduceKind::Mean => {
             let n = T::from_usize(g.len);
-            host_vec(folded::<Sum<T>, T>(x, g, |s| T::div(s, n)))
+            Output::write::<T>(pool, g.outputs(), |out| folded::<Sum<T>, T>(x, g, |s| T::div(s, n), out))
         }
-        _ => common(kind, x, g),
+        _ => common(kind, x, g, pool),
     }
 }
 
-fn int<T: Widen>(kind: ReduceKind, x: &[T], g: Geometry) -> HostVec {
+fn int<T: Widen>(kind: ReduceKind, x: &[T], g: Geometry, pool: &Arc<Pool>) -> Result<Output> {
     match kind {
         ReduceKind::Mean => {
             let n = g.len as f64;
-            host_vec(folded::<WideSum<T>, f64>(x, g, |s| T::wide_to_f64(s) / n))
+            Output::write::<f64>(pool, g.outputs(), |out| {
+                folded::<WideSum<T>, f64>(x, g, |s| T::wide_to_f64(s) / n, out)
+            })
         }
-        _ => common(kind, x, g),
+        _ => common(kind, x, g, pool),
     }
 }
 
-fn common<T: Num>(kind: ReduceKind, x: &[T], g: Geometry) -> HostVec {
+fn common<T: Num>(kind: ReduceKind, x: &[T], g: Geometry, pool: &Arc<Pool>) -> Result<Output> {
+    let n = g.outputs();
     match kind {
         // `float` and `int` answer Mean before coming here.
-        ReduceKind::Sum | ReduceKind::Mean => host_vec(folded::<Sum<T>, T>(x, g, |a| a)),
-        ReduceKind::Prod => host_vec(folded::<Prod<T>, T>(x, g, |a| a)),
-        ReduceKind::Min => host_vec(folded::<Min<T>, T>(x, g, |a| a)),
-        ReduceKind::Max => host_vec(folded::<Max<T>, T>(x, g, |a| a)),
-        ReduceKind::ArgMin => host_vec(picked::<T, Smallest>(x, g)),
-        ReduceKind::ArgMax => host_vec(picked::<T, Largest>(x, g)),
+        ReduceKind::Sum | ReduceKind::Mean => Output::write::<T>(pool, n, |o| folded::<Sum<T>, T>(x, g, |a| a, o)),
+        ReduceKind::Prod => Output::write::<T>(pool, n, |o| folded::<Prod<T>, T>(x, g, |a| a, o)),
+        ReduceKind::Min => Output::write::<T>(pool, n, |o| folded::<Min<T>, T>(x, g, |a| a, o)),
+        ReduceKind::Max => Output::write::<T>(pool, n, |o| folded::<Max<T>, T>(x, g, |a| a, o)),
+        ReduceKind::ArgMin => Output::write::<u32>(pool, n, |o| picked::<T, Smallest>(x, g, o)),
+        ReduceKind::ArgMax => Output::write::<u32>(pool, n, |o| picked::<T, Largest>(x, g, o)),
     }
 }
 
@@ -97,17 +115,17 @@ fn per_output_row<O: Send>(out: &mut [O], inner: usize, total: usize, task: impl
     }
 }
 
-/// A fold along the geometry's reduced extent, each accumulator mapped by `finish`.
-fn folded<F: Fold, O: Num>(x: &[F::In], g: Geometry, finish: impl Fn(F::Acc) -> O + Sync) -> Vec<O> {
-    let mut out = vec![O::ZERO; g.outer * g.inner];
+/// A fold along the geometry's reduced extent into `out` (one element per result, each
+/// written: a recycled block holds old data), each accumulator mapped by `finish`.
+fn folded<F: Fold, O: Num>(x: &[F::In], g: Geometry, finish: impl Fn(F::Acc) -> O + Sync, out: &mut [O]) {
     let Geometry { len, inner, .. } = g;
     let slab = len * inner;
     if inner == 1 {
         // One contiguous run per output; a long run is split in parallel inside `fold::run`.
-        per_output_row(&mut out, 1, x.len(), |o, y| y[0] = finish(fold::run::<F>(&x[o * len..(o + 1) * len])));
-        return out;
+        per_output_row(out, 1, x.len(), |o, y| y[0] = finish(fold::run::<F>(&x[o * len..(o + 1) * len])));
+        return;
     }
-    per_output_row(&mut out, inner, x.len(), |o, row| {
+    per_output_row(out, inner, x.len(), |o, row| {
         let block = |b: usize, ys: &mut [O]| {
             let mut acc = vec![F::id(); ys.len()];
             let mut spare = Vec::new();
@@ -122,23 +140,22 @@ fn folded<F: Fold, O: Num>(x: &[F::In], g: Geometry, finish: impl Fn(F::Acc) -> 
             row.chunks_mut(COLS).enumerate().for_each(|(b, ys)| block(b, ys));
         }
     });
-    out
 }
 
 /// argmin/argmax along the geometry's reduced extent (which `Op::output` checked is
-/// non-empty).
-fn picked<T: Num, P: Pick>(x: &[T], g: Geometry) -> Vec<u32> {
-    let mut out = vec![0u32; g.outer * g.inner];
+/// non-empty) into `out`, every element written.
+fn picked<T: Num, P: Pick>(x: &[T], g: Geometry, out: &mut [u32]) {
     let Geometry { len, inner, .. } = g;
     if len == 0 {
-        return out;
+        out.fill(0);
+        return;
     }
     let slab = len * inner;
     if inner == 1 {
-        per_output_row(&mut out, 1, x.len(), |o, y| y[0] = arg::run::<T, P>(&x[o * len..(o + 1) * len]));
-        return out;
+        per_output_row(out, 1, x.len(), |o, y| y[0] = arg::run::<T, P>(&x[o * len..(o + 1) * len]));
+        return;
     }
-    per_output_row(&mut out, inner, x.len(), |o, row| {
+    per_output_row(out, inner, x.len(), |o, row| {
         let block = |b: usize, ys: &mut [u32]| arg::rows::<T, P>(&x[o * slab + b * COLS..], len, inner, ys);
         if slab >= PAR_MIN {
             row.par_chunks_mut(COLS).enumerate().for_each(|(b, ys)| block(b, ys));
@@ -146,5 +163,4 @@ fn picked<T: Num, P: Pick>(x: &[T], g: Geometry) -> Vec<u32> {
             row.chunks_mut(COLS).enumerate().for_each(|(b, ys)| block(b, ys));
         }
     });
-    out
 }

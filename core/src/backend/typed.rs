@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use smallvec::{smallvec, SmallVec};
 
-use super::{BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo};
+use super::{BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo, MemoryStats};
 use crate::dtype::{DType, HostSlice, HostVec};
 use crate::error::{Error, Result};
 use crate::op::Op;
@@ -64,6 +64,12 @@ pub trait BackendDevice: Send + Sync + 'static {
     fn execute(&self, op: &Op, inputs: &[&Self::Buffer]) -> Result<Self::Buffer>;
     /// Waits until all work queued on the device has finished.
     fn synchronize(&self) -> Result<()>;
+    /// The figures of the device's caching allocator; `None` (the default) without one.
+    fn memory_stats(&self) -> Option<MemoryStats> {
+        None
+    }
+    /// Hands the allocator's cached blocks back to the system (by default nothing to do).
+    fn release_cached_memory(&self) {}
 }
 
 impl<D: BackendDevice> DeviceBackend for D {
@@ -92,6 +98,14 @@ impl<D: BackendDevice> DeviceBackend for D {
 
     fn synchronize(&self) -> Result<()> {
         BackendDevice::synchronize(self)
+    }
+
+    fn memory_stats(&self) -> Option<MemoryStats> {
+        BackendDevice::memory_stats(self)
+    }
+
+    fn release_cached_memory(&self) {
+        BackendDevice::release_cached_memory(self)
     }
 }
 
@@ -270,6 +284,9 @@ mod tests {
         let a = dev.upload(HostSlice::I32(&[1, 2, 3])).unwrap();
         let b = dev.execute(&Op::Copy, &[&a]).unwrap();
         assert_eq!(dev.download(&b).unwrap(), HostVec::I32(vec![1, 2, 3]));
+        // A backend without a caching allocator reports none, and has nothing to release.
+        assert_eq!(dev.memory_stats(), None);
+        dev.release_cached_memory();
     }
 
     #[test]
