@@ -35,8 +35,8 @@ mod view;
 
 pub use array::{map, DeviceArray};
 pub use backend::{
-    Backend, BackendBuffer, BackendDevice, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo, DeviceToken,
-    MemoryStats,
+    Backend, BackendBuffer, BackendDevice, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo,
+    DeviceToken, MemoryStats,
 };
 pub use device::Device;
 pub use device_id::DeviceId;

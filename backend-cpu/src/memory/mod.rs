@@ -73,8 +73,7 @@ impl Pool {
     /// An empty cache for `device`, holding at most `limit` bytes of free blocks.
     pub(crate) fn new(device: DeviceId, limit: usize) -> Pool {
         let stats = CacheStats { limit_bytes: limit, ..CacheStats::default() };
-        let state =
-            State { free: Vec::new(), stats, last_pressure_check: Instant::now(), frees: 0, closed: false };
+        let state = State { free: Vec::new(), stats, last_pressure_check: Instant::now(), frees: 0, closed: false };
         Pool { state: Mutex::new(state), device }
     }
 

@@ -177,7 +177,8 @@ mod tests {
         assert_ne!(*a, *other);
         // -0.0 and 0.0 are different literals.
         let (neg, pos) = (Expr::arg(0) + -0.0, Expr::arg(0) + 0.0);
-        let (pn, pp) = (compile_cached(&neg, &[DType::F32], None).unwrap(), compile_cached(&pos, &[DType::F32], None).unwrap());
+        let (pn, pp) =
+            (compile_cached(&neg, &[DType::F32], None).unwrap(), compile_cached(&pos, &[DType::F32], None).unwrap());
         assert_ne!(*pn, *pp);
     }
 
