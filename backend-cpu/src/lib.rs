@@ -6,7 +6,8 @@
 //! Buffers live in each device's caching allocator (`memory`): freed buffers are kept by
 //! size class, up to a bound, for the next op of that size; large ones are 2 MiB-aligned
 //! mappings advised for transparent huge pages on Linux; kernels write their outputs
-//! without a zeroing pass. [`CpuDevice::cache_stats`] shows what it holds.
+//! without a zeroing pass. [`CpuDevice::cache_stats`] shows what it holds, as does
+//! `Device::memory_stats` for any device.
 //!
 //! The crate registers itself in `polycompute_core::registry::BACKEND_FACTORIES`, so
 //! linking it is enough for `Device::cpu()` to work. A program that depends on it without
