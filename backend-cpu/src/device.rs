@@ -64,7 +64,7 @@ impl CpuDevice {
                 map::run(&plan, data, shape.numel(), pool)
             }
             Op::Reduce { kind, axis, shape } => Ok(Output::host(reduce::reduce(*kind, *axis, shape, data[0]))),
-            Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], device, pool),
+            Op::Matmul { lhs, rhs, transpose } => matmul::matmul(lhs, rhs, *transpose, data[0], data[1], device, pool),
             Op::Copy => layout::copy(data[0], pool),
             Op::Transpose { shape, perm } => Ok(Output::host(layout::transpose(data[0], shape, perm))),
             Op::Cast { to } => layout::cast(data[0], *to, pool),

@@ -128,7 +128,7 @@ fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
         | Op::Sort { shape, .. }
         | Op::Argsort { shape, .. }
         | Op::TopK { shape, .. } => vec![shape],
-        Op::Matmul { lhs, rhs } => vec![lhs, rhs],
+        Op::Matmul { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Concat { shapes, .. } => shapes.iter().collect(),
         Op::Take { shape, indices, .. } | Op::TakeAlongAxis { shape, indices, .. } => vec![shape, indices],
         Op::ScatterAdd { shape, indices, axis } => {
