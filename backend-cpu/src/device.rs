@@ -73,8 +73,8 @@ impl CpuDevice {
             Op::MapViews { program, inputs, shape } => {
                 crate::views::strided::map_views(program, inputs, shape, data, pool)
             }
+            Op::Take { axis, shape, indices } => crate::views::take(*axis, shape, indices, data, pool),
             Op::Concat { .. }
-            | Op::Take { .. }
             | Op::TakeAlongAxis { .. }
             | Op::ScatterAdd { .. }
             | Op::Pad { .. }

@@ -47,9 +47,6 @@ pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result
             let v = <T as polycompute_core::Element>::from_scalar(*value).unwrap_or(T::ZERO);
             host_vec(concat::pad::<T>(typed(data[0]), shape, widths, v))
         }),
-        Op::Take { axis, shape, indices } => {
-            with_dtype!(dtype, T => host_vec(index::take::<T>(typed(data[0]), data[1], shape, indices, *axis)))
-        }
         Op::TakeAlongAxis { axis, shape, indices } => {
             with_dtype!(dtype, T => host_vec(index::take_along_axis::<T>(typed(data[0]), data[1], shape, indices, *axis)))
         }
@@ -72,6 +69,21 @@ pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result
             return Err(Error::Unsupported { op: op.name().to_string(), dtype, device: Some(device_id(device)) });
         }
     })
+}
+
+/// `Op::Take` into a block of the device's caching allocator ([`index::take_into`]).
+pub(crate) fn take(
+    axis: usize,
+    shape: &Shape,
+    indices: &Shape,
+    data: &[HostSlice<'_>],
+    pool: &std::sync::Arc<crate::memory::Pool>,
+) -> Result<crate::storage::Output> {
+    let dtype = data[0].dtype();
+    let len = index::take_len(shape, indices, axis);
+    with_dtype!(dtype, T => crate::storage::Output::write::<T>(pool, len, |out| {
+        index::take_into::<T>(typed(data[0]), data[1], shape, indices, axis, out)
+    }))
 }
 
 fn device_id(device: &CpuDevice) -> polycompute_core::DeviceId {
