@@ -74,8 +74,8 @@ impl CpuDevice {
                 crate::views::strided::map_views(program, inputs, shape, data, pool)
             }
             Op::Take { axis, shape, indices } => crate::views::take(*axis, shape, indices, data, pool),
-            Op::Concat { .. }
-            | Op::TakeAlongAxis { .. }
+            Op::Concat { axis, shapes } => crate::views::concat(*axis, shapes, data, pool),
+            Op::TakeAlongAxis { .. }
             | Op::ScatterAdd { .. }
             | Op::Pad { .. }
             | Op::Scan { .. }

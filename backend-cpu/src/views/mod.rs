@@ -42,7 +42,6 @@ pub(crate) fn typed<'a, T: Num>(data: HostSlice<'a>) -> &'a [T] {
 pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result<HostVec> {
     let dtype = data.first().map_or(polycompute_core::DType::F32, |d| d.dtype());
     Ok(match op {
-        Op::Concat { axis, shapes } => with_dtype!(dtype, T => host_vec(concat::concat::<T>(data, shapes, *axis))),
         Op::Pad { shape, widths, value } => with_dtype!(dtype, T => {
             let v = <T as polycompute_core::Element>::from_scalar(*value).unwrap_or(T::ZERO);
             host_vec(concat::pad::<T>(typed(data[0]), shape, widths, v))
@@ -69,6 +68,20 @@ pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result
             return Err(Error::Unsupported { op: op.name().to_string(), dtype, device: Some(device_id(device)) });
         }
     })
+}
+
+/// `Op::Concat` into a block of the device's caching allocator ([`concat::concat_into`]).
+pub(crate) fn concat(
+    axis: usize,
+    shapes: &[Shape],
+    data: &[HostSlice<'_>],
+    pool: &std::sync::Arc<crate::memory::Pool>,
+) -> Result<crate::storage::Output> {
+    let dtype = data.first().map_or(polycompute_core::DType::F32, |d| d.dtype());
+    let len = concat::concat_len(shapes, axis);
+    with_dtype!(dtype, T => crate::storage::Output::write::<T>(pool, len, |out| {
+        concat::concat_into::<T>(data, shapes, axis, out)
+    }))
 }
 
 /// `Op::Take` into a block of the device's caching allocator ([`index::take_into`]).
