@@ -6,7 +6,8 @@ use std::any::Any;
 use std::sync::Arc;
 
 use polycompute_core::{
-    Backend, BufferRef, DType, DeviceBackend, DeviceBuffer, Error, HostSlice, HostVec, MatmulTranspose, Op, Program, ReduceKind, Shape,
+    Backend, BufferRef, DType, DeviceBackend, DeviceBuffer, Error, HostSlice, HostVec, MatmulTranspose, Op, Program,
+    ReduceKind, Shape,
 };
 use polycompute_cpu::CpuBackend;
 

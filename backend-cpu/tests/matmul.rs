@@ -134,7 +134,10 @@ fn check_transposed<T: Element>(batch: Option<usize>, m: usize, k: usize, n: usi
         let got: Vec<f64> = z.to_vec().unwrap().iter().map(|x| x.to_scalar().to_f64()).collect();
         for (i, ((&g, &w), &s)) in got.iter().zip(&want).zip(&mag).enumerate() {
             let tol = (k as f64 + 2.0) * eps * s;
-            assert!((g - w).abs() <= tol, "lhs.T {lt} rhs.T {rt} {batch:?}x{m}x{k}x{n}: element {i}: got {g}, want {w}");
+            assert!(
+                (g - w).abs() <= tol,
+                "lhs.T {lt} rhs.T {rt} {batch:?}x{m}x{k}x{n}: element {i}: got {g}, want {w}"
+            );
         }
     }
 }

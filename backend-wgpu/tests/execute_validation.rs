@@ -7,7 +7,9 @@ mod common;
 
 use std::sync::Arc;
 
-use polycompute_core::{Backend, BufferRef, DType, Device, Error, HostSlice, HostVec, MatmulTranspose, Op, Program, ReduceKind, Shape};
+use polycompute_core::{
+    Backend, BufferRef, DType, Device, Error, HostSlice, HostVec, MatmulTranspose, Op, Program, ReduceKind, Shape,
+};
 use polycompute_cpu::CpuBackend;
 use polycompute_wgpu::WgpuBackend;
 

@@ -225,7 +225,8 @@ impl Case {
             CaseOp::Reduce { kind, axis } => format!("{} axis {axis:?}", kind.name()),
             CaseOp::Matmul => "matmul".into(),
             CaseOp::MatmulTransposed(t) => {
-                let which = |on: bool, name: &str| if on { format!(" {name} stored transposed") } else { String::new() };
+                let which =
+                    |on: bool, name: &str| if on { format!(" {name} stored transposed") } else { String::new() };
                 format!("matmul of transposed views:{}{}", which(t.lhs, "lhs"), which(t.rhs, "rhs"))
             }
             CaseOp::Copy => "copy".into(),

@@ -179,10 +179,7 @@ extern "C" __global__ void __launch_bounds__({threads}) {kernel_name}(const {t}*
 }}
 "#
     );
-    let key = if transpose.any() {
-        KernelKey::MatmulTransposed { dtype, transpose }
-    } else {
-        KernelKey::Matmul { dtype }
-    };
+    let key =
+        if transpose.any() { KernelKey::MatmulTransposed { dtype, transpose } } else { KernelKey::Matmul { dtype } };
     Kernel::new(key, &kernel_name, &body)
 }
