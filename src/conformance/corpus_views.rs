@@ -208,14 +208,17 @@ fn sort_cases(add: &mut Add<'_>, dtype: DType) {
     }
 }
 
+/// A matmul's sizes: (batch, m, k, n); batch 0 means 2-D.
+type Bmkn = (usize, usize, usize, usize);
+
 /// Matmul of transposed views (`a.transpose() @ b`, `a @ b.transpose()`, both; batched
 /// `permute([0, 2, 1])`): each input is the buffer as stored, `[.., k, m]` for a transposed
 /// lhs and `[.., n, k]` for a transposed rhs, read in place by the GEMM.
 fn matmul_view_cases(add: &mut Add<'_>, dtype: DType) {
     let t = |lhs, rhs| MatmulTranspose { lhs, rhs };
     let all = [t(true, false), t(false, true), t(true, true)];
-    // (batch, m, k, n); batch 0 means 2-D. Sizes around the GPU tiles (128, 32), odd, vectors, k = 0.
-    let shapes: [((usize, usize, usize, usize), &[MatmulTranspose]); 6] = [
+    // Sizes around the GPU tiles (128, 32), odd, vectors, k = 0.
+    let shapes: [(Bmkn, &[MatmulTranspose]); 6] = [
         ((0, 7, 7, 7), &all),
         ((0, 130, 65, 129), &all),
         ((0, 1, 257, 129), &[t(true, false)]),
