@@ -1,8 +1,9 @@
 """numpy beside polycompute's CPU for the ops of issue 14, in one process tree, on 2^24 f32.
 
 Rows: np.sort, np.argsort(kind='stable'), np.cumsum, np.take with random indices,
-np.concatenate of two halves (against numpy's own copy bandwidth), and a map over a step-2
-slice (against the same map over a contiguous array of as many elements). numpy and
+np.concatenate of two halves (against numpy's own copy bandwidth), a map over a step-2
+slice (against the same map over a contiguous array of as many elements), and a 1024^3
+matmul of a transposed view `a.T @ b` (against `a @ b` of contiguous operands: no copy). numpy and
 `polycompute bench --only ...` alternate for a few rounds; each figure is the median over
 all rounds. Run through numpy_views.sh, which sets up the virtual environment.
 """
@@ -20,11 +21,13 @@ import numpy as np
 N = 1 << 24
 ROUNDS = 3
 REPS = 3  # per round, after one warm-up
-NAMES = ["sort_f32", "argsort_f32", "cumsum_f32", "take_f32", "concat_f32", "map_step2_f32"]
+NAMES = ["sort_f32", "argsort_f32", "cumsum_f32", "take_f32", "concat_f32", "map_step2_f32",
+         "matmul_t_f32_1024"]
 # polycompute / numpy, as issue 14 states them (step-2 map: against polycompute's own
 # contiguous map; concat: against the copy of the whole array on the same side).
 TARGETS = {"sort_f32": 0.8, "argsort_f32": 0.8, "cumsum_f32": 1.0, "take_f32": 1.0,
-           "concat_f32": 0.8, "map_step2_f32": 0.7}
+           "concat_f32": 0.8, "map_step2_f32": 0.7, "matmul_t_f32_1024": 0.9}
+M = 1024
 
 
 def timed(f):
@@ -44,7 +47,9 @@ def numpy_round(rng):
     a, b = x[: N // 2].copy(), x[N // 2:].copy()
     wide = rng.random(2 * N, dtype=np.float32)
     dense = rng.random(N, dtype=np.float32)
+    at, bt = rng.random((M, M), dtype=np.float32), rng.random((M, M), dtype=np.float32)
     melem = lambda t: N / t / 1e6
+    gflops = lambda t: 2 * M ** 3 / t / 1e9
     gbs = lambda t: 2 * 4 * N / t / 1e9
     return {
         "sort_f32": melem(timed(lambda: np.sort(x))),
@@ -55,6 +60,8 @@ def numpy_round(rng):
         "concat_copy": gbs(timed(lambda: x.copy())),
         "map_step2_f32": melem(timed(lambda: wide[::2] * np.float32(1.5) + np.float32(1.0))),
         "map_dense": melem(timed(lambda: dense * np.float32(1.5) + np.float32(1.0))),
+        "matmul_t_f32_1024": gflops(timed(lambda: at.T @ bt)),
+        "matmul_contiguous": gflops(timed(lambda: at @ bt)),
     }
 
 
@@ -106,6 +113,11 @@ def main():
         elif name == "map_step2_f32":
             ratio = value / base
             extra = f" (numpy step-2/contiguous {med(theirs['map_step2_f32']) / med(theirs['map_dense']):.2f})"
+            np_value = med(theirs[name])
+        elif name == "matmul_t_f32_1024":
+            # polycompute's a.T @ b against its own contiguous a @ b (no hidden copy).
+            ratio = value / base
+            extra = f" (numpy a.T@b / a@b {med(theirs[name]) / med(theirs['matmul_contiguous']):.2f})"
             np_value = med(theirs[name])
         else:
             np_value = med(theirs[name])

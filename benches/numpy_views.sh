@@ -24,4 +24,4 @@ cargo build --release --bin polycompute
 # as on any other machine. Unset for this command only.
 echo "+ env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $venv/bin/python benches/numpy_views.py $*"
 exec env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$venv/bin/python" benches/numpy_views.py \
-    --polycompute target/release/polycompute "$@"
+    --polycompute "${CARGO_TARGET_DIR:-target}/release/polycompute" "$@"

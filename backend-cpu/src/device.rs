@@ -64,7 +64,7 @@ impl CpuDevice {
                 map::run(&plan, data, shape.numel(), pool)
             }
             Op::Reduce { kind, axis, shape } => reduce::reduce(*kind, *axis, shape, data[0], pool),
-            Op::Matmul { lhs, rhs } => matmul::matmul(lhs, rhs, data[0], data[1], device, pool),
+            Op::Matmul { lhs, rhs, transpose } => matmul::matmul(lhs, rhs, *transpose, data[0], data[1], device, pool),
             Op::Copy => layout::copy(data[0], pool),
             Op::Transpose { shape, perm } => layout::transpose(data[0], shape, perm, pool),
             Op::Cast { to } => layout::cast(data[0], *to, pool),
@@ -73,9 +73,9 @@ impl CpuDevice {
             Op::MapViews { program, inputs, shape } => {
                 crate::views::strided::map_views(program, inputs, shape, data, pool)
             }
-            Op::Concat { .. }
-            | Op::Take { .. }
-            | Op::TakeAlongAxis { .. }
+            Op::Take { axis, shape, indices } => crate::views::take(*axis, shape, indices, data, pool),
+            Op::Concat { axis, shapes } => crate::views::concat(*axis, shapes, data, pool),
+            Op::TakeAlongAxis { .. }
             | Op::ScatterAdd { .. }
             | Op::Pad { .. }
             | Op::Scan { .. }

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use gemm::Parallelism;
-use polycompute_core::{DeviceId, Error, HostSlice, Result, Shape};
+use polycompute_core::{DeviceId, Error, HostSlice, MatmulTranspose, Result, Shape};
 use rayon::prelude::*;
 
 use crate::memory::Pool;
@@ -29,10 +29,12 @@ use crate::storage::Output;
 /// each rather than splitting every matrix.
 const SMALL_GEMM: usize = 64 * 64 * 64;
 
-/// `lhs @ rhs` for validated shapes (`[m, k] @ [k, n]` or `[b, m, k] @ [b, k, n]`).
+/// `lhs @ rhs` for validated shapes (`[m, k] @ [k, n]` or `[b, m, k] @ [b, k, n]`); a
+/// transposed operand (`transpose`) is read through `gemm`'s strides, not copied.
 pub(crate) fn matmul(
     lhs_shape: &Shape,
     rhs_shape: &Shape,
+    transpose: MatmulTranspose,
     lhs: HostSlice<'_>,
     rhs: HostSlice<'_>,
     device: DeviceId,
@@ -50,7 +52,7 @@ pub(crate) fn matmul(
             })
         }
     };
-    let dims = Dims { batch, m, k, n };
+    let dims = Dims { batch, m, k, n, transpose };
     if lhs.len() != batch * m * k || rhs.len() != batch * k * n {
         return Err(Error::Backend {
             device,
@@ -77,6 +79,30 @@ struct Dims {
     m: usize,
     k: usize,
     n: usize,
+    /// Which operands' slices hold the operand transposed.
+    transpose: MatmulTranspose,
+}
+
+impl Dims {
+    /// `(row stride, column stride)` of the lhs `[m, k]` in its slice: `[k, m]` row-major
+    /// when transposed.
+    fn lhs_strides(&self) -> (isize, isize) {
+        if self.transpose.lhs {
+            (1, self.m as isize)
+        } else {
+            (self.k as isize, 1)
+        }
+    }
+
+    /// `(row stride, column stride)` of the rhs `[k, n]` in its slice: `[n, k]` row-major
+    /// when transposed.
+    fn rhs_strides(&self) -> (isize, isize) {
+        if self.transpose.rhs {
+            (1, self.k as isize)
+        } else {
+            (self.n as isize, 1)
+        }
+    }
 }
 
 /// The GEMM element types (f32, f64).
@@ -86,7 +112,7 @@ impl GemmElem for f64 {}
 
 /// Writes every element of `out` (`batch·m·n` of them).
 fn batched<T: GemmElem>(a: &[T], b: &[T], out: &mut [T], d: Dims) {
-    let Dims { batch, m, k, n } = d;
+    let Dims { batch, m, k, n, .. } = d;
     if m == 0 || n == 0 || k == 0 {
         // An empty inner dimension sums nothing: zeros are the answer (written, since a
         // recycled block holds old data).
@@ -103,13 +129,15 @@ fn batched<T: GemmElem>(a: &[T], b: &[T], out: &mut [T], d: Dims) {
     }
 }
 
-/// `c = a @ b` for one row-major `[m, k] @ [k, n]`.
+/// `c = a @ b` for one `[m, k] @ [k, n]` (each operand row-major, or its transpose
+/// row-major as `d.transpose` says); `c` row-major.
 fn gemm_one<T: GemmElem>(a: &[T], b: &[T], c: &mut [T], d: Dims, par: Parallelism) {
     let Dims { m, k, n, .. } = d;
     assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n, "matmul operand sizes");
+    let ((a_rs, a_cs), (b_rs, b_cs)) = (d.lhs_strides(), d.rhs_strides());
     // SAFETY: the three slices hold exactly m·k, k·n and m·n elements (asserted above), and
-    // the strides given (row stride = columns, column stride = 1) keep every access of an
-    // [m, k], [k, n] and [m, n] row-major matrix inside them. `c` is a unique borrow, so
+    // the strides given (row-major [m, k] / [k, n], or the transposed [k, m] / [n, k] seen
+    // through swapped strides; [m, n] row-major for c) keep every access inside them. `c` is a unique borrow, so
     // the destination aliases neither operand. `read_dst = false` means `c` is only
     // written (alpha is ignored) and `beta = 1` makes it the plain product. T is f32 or
     // f64, which gemm supports (it panics only for other types).
@@ -123,11 +151,11 @@ fn gemm_one<T: GemmElem>(a: &[T], b: &[T], c: &mut [T], d: Dims, par: Parallelis
             n as isize,
             false,
             a.as_ptr(),
-            1,
-            k as isize,
+            a_cs,
+            a_rs,
             b.as_ptr(),
-            1,
-            n as isize,
+            b_cs,
+            b_rs,
             T::ZERO,
             T::ONE,
             false,
@@ -150,6 +178,7 @@ mod tests {
         let e = matmul(
             &s,
             &s,
+            MatmulTranspose::NONE,
             HostSlice::I32(&x),
             HostSlice::I32(&x),
             DeviceId::new(polycompute_core::BackendKind::Cpu, 0),

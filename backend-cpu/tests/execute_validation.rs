@@ -6,7 +6,8 @@ use std::any::Any;
 use std::sync::Arc;
 
 use polycompute_core::{
-    Backend, BufferRef, DType, DeviceBackend, DeviceBuffer, Error, HostSlice, HostVec, Op, Program, ReduceKind, Shape,
+    Backend, BufferRef, DType, DeviceBackend, DeviceBuffer, Error, HostSlice, HostVec, MatmulTranspose, Op, Program,
+    ReduceKind, Shape,
 };
 use polycompute_cpu::CpuBackend;
 
@@ -74,7 +75,7 @@ fn wrong_dtype_is_a_dtype_mismatch() {
     let err = dev.execute(&op, &[&x]).unwrap_err();
     assert!(matches!(err, Error::DTypeMismatch { expected: DType::F32, found: DType::I32, .. }), "{err}");
     let f = dev.upload(HostSlice::F64(&[1.0; 4])).unwrap();
-    let op = Op::Matmul { lhs: shape(&[2, 2]), rhs: shape(&[2, 2]) };
+    let op = Op::Matmul { lhs: shape(&[2, 2]), rhs: shape(&[2, 2]), transpose: MatmulTranspose::NONE };
     let err = dev.execute(&op, &[&x, &f]).unwrap_err();
     assert!(matches!(err, Error::LengthMismatch { len: 3, expected: 4, .. }), "{err}");
     let g = dev.upload(HostSlice::F32(&[1.0; 4])).unwrap();

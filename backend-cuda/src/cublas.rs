@@ -1,13 +1,14 @@
 //! cuBLAS, loaded at run time, and the one call this crate makes of it: strided batched GEMM
 //! on a handle bound to a stream. Row-major `C = A·B` is the column-major `Cᵀ = Bᵀ·Aᵀ`, so
-//! the operands are passed swapped and nothing is transposed. Which matmul runs (this or the
-//! own kernel) is decided in `ops/matmul.rs`.
+//! the operands are passed swapped; an operand whose buffer holds it transposed (a transposed
+//! view, [`MatmulTranspose`]) is passed with `CUBLAS_OP_T` instead of being copied. Which
+//! matmul runs (this or the own kernel) is decided in `ops/matmul.rs`.
 
 use std::ffi::{c_int, c_longlong};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use polycompute_core::{DType, DeviceId, Error};
+use polycompute_core::{DType, DeviceId, Error, MatmulTranspose};
 
 use crate::driver::{DevPtr, Handle};
 
@@ -161,6 +162,8 @@ mod status {
 
 /// `CUBLAS_OP_N`: the operand as stored (no transposition).
 const OP_N: c_int = 0;
+/// `CUBLAS_OP_T`: the operand transposed.
+const OP_T: c_int = 1;
 
 /// A failed cuBLAS call: which call, and the `cublasStatus_t` it returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,23 +248,19 @@ impl CublasHandle {
         Ok(handle)
     }
 
-    /// `C[b] = A[b]·B[b]` (row-major, `[m, k]·[k, n]`, float `dtype`) on the handle's
-    /// stream; `None` for a dtype cuBLAS is not used for. `a`, `b` and `c` must be live
-    /// allocations of `batch·m·k`, `batch·k·n` and `batch·m·n` elements of `dtype`, the sizes
-    /// must [`fits`], and the handle's context must be current.
-    #[allow(clippy::too_many_arguments)]
+    /// `C[b] = A[b]·B[b]` (row-major, `[m, k]·[k, n]`, float `dtype`; A stored as `[k, m]`
+    /// and B as `[n, k]` where `dims.transpose` says) on the handle's stream; `None` for a
+    /// dtype cuBLAS is not used for. `a`, `b` and `c` must be live allocations of `batch·m·k`,
+    /// `batch·k·n` and `batch·m·n` elements of `dtype`, the sizes must [`fits`], and the
+    /// handle's context must be current.
     pub(crate) fn gemm(
         &self,
         dtype: DType,
         a: DevPtr,
         b: DevPtr,
         c: DevPtr,
-        batch: usize,
-        m: usize,
-        n: usize,
-        k: usize,
+        dims: GemmDims,
     ) -> Option<Result<(), CublasError>> {
-        let dims = GemmDims { batch, m, n, k };
         let rc = match dtype {
             DType::F32 => self.strided_batched(self.api.sgemm, 1.0f32, 0.0, [a, b, c], dims),
             DType::F64 => self.strided_batched(self.api.dgemm, 1.0f64, 0.0, [a, b, c], dims),
@@ -278,12 +277,14 @@ impl CublasHandle {
         one: T,
         zero: T,
         [a, b, c]: [DevPtr; 3],
-        GemmDims { batch, m, n, k }: GemmDims,
+        dims: GemmDims,
     ) -> c_int {
+        let GemmArgs { trans_b, trans_a, ldb, lda } = dims.args();
+        let GemmDims { batch, m, n, k, .. } = dims;
         let (m, n, k, batch) = (m as c_int, n as c_int, k as c_int, batch as c_int);
         let (sa, sb, sc) =
             (m as c_longlong * k as c_longlong, k as c_longlong * n as c_longlong, m as c_longlong * n as c_longlong);
-        // Column-major view: C' (n x m) = B' (n x k) * A' (k x m), leading dimensions n, k, n.
+        // Column-major view: C' (n x m) = B' (n x k) * A' (k x m) ([`GemmDims::args`]).
         // SAFETY: `gemm` is the entry point for `T` (the caller pairs sgemm with f32 and dgemm
         // with f64); a, b, c are live device allocations of batch*m*k, batch*k*n and batch*m*n
         // `T`s in the handle's (current) context; `one` and `zero` are host scalars, alive for
@@ -291,17 +292,17 @@ impl CublasHandle {
         unsafe {
             gemm(
                 self.raw,
-                OP_N,
-                OP_N,
+                trans_b,
+                trans_a,
                 n,
                 m,
                 k,
                 &one,
                 b as usize as *const T,
-                n,
+                ldb,
                 sb,
                 a as usize as *const T,
-                k,
+                lda,
                 sa,
                 &zero,
                 c as usize as *mut T,
@@ -313,13 +314,40 @@ impl CublasHandle {
     }
 }
 
-/// The sizes of a batched GEMM.
+/// The sizes of a batched GEMM, and which operands arrive transposed.
 #[derive(Copy, Clone, Debug)]
-struct GemmDims {
-    batch: usize,
-    m: usize,
-    n: usize,
-    k: usize,
+pub(crate) struct GemmDims {
+    pub(crate) batch: usize,
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+    pub(crate) transpose: MatmulTranspose,
+}
+
+/// The operand arguments of the column-major call `C' = op(B')·op(A')`, in call order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct GemmArgs {
+    /// `transa` of the call (it applies to our B).
+    trans_b: c_int,
+    /// `transb` of the call (our A).
+    trans_a: c_int,
+    /// Leading dimension of our B's buffer.
+    ldb: c_int,
+    /// Leading dimension of our A's buffer.
+    lda: c_int,
+}
+
+impl GemmDims {
+    /// A row-major `[r, c]` buffer is the column-major `[c, r]` matrix with leading
+    /// dimension `c`. So B's buffer (`[k, n]`) is B' (n x k, ld n) as the call wants it; stored
+    /// transposed (`[n, k]`) it is B (k x n, ld k), which `CUBLAS_OP_T` turns into B'. A
+    /// likewise: `[m, k]` is A' (ld k); `[k, m]` is A (ld m) with `CUBLAS_OP_T`.
+    fn args(&self) -> GemmArgs {
+        let (m, n, k) = (self.m as c_int, self.n as c_int, self.k as c_int);
+        let (trans_b, ldb) = if self.transpose.rhs { (OP_T, k) } else { (OP_N, n) };
+        let (trans_a, lda) = if self.transpose.lhs { (OP_T, m) } else { (OP_N, k) };
+        GemmArgs { trans_b, trans_a, ldb, lda }
+    }
 }
 
 #[cfg(test)]
@@ -332,5 +360,15 @@ mod tests {
         assert_eq!(e.to_string(), "cuBLAS gemm failed with CUBLAS_STATUS_EXECUTION_FAILED (13)");
         assert!(check(0, "x").is_ok());
         assert_eq!(status_name(99), "an unknown cuBLAS status");
+    }
+
+    #[test]
+    fn transposed_operands_become_op_t_with_their_stored_leading_dimension() {
+        let dims = |lhs, rhs| GemmDims { batch: 2, m: 3, n: 5, k: 7, transpose: MatmulTranspose { lhs, rhs } };
+        let args = |trans_b, trans_a, ldb, lda| GemmArgs { trans_b, trans_a, ldb, lda };
+        assert_eq!(dims(false, false).args(), args(OP_N, OP_N, 5, 7));
+        assert_eq!(dims(true, false).args(), args(OP_N, OP_T, 5, 3));
+        assert_eq!(dims(false, true).args(), args(OP_T, OP_N, 7, 7));
+        assert_eq!(dims(true, true).args(), args(OP_T, OP_T, 7, 3));
     }
 }

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use polycompute_core::{Backend, DType, Error, HostSlice, HostVec, Op, Program, ReduceKind, Shape};
+use polycompute_core::{Backend, DType, Error, HostSlice, HostVec, MatmulTranspose, Op, Program, ReduceKind, Shape};
 
 mod fake;
 
@@ -67,7 +67,7 @@ fn checks(cuda: Arc<dyn Backend>) {
     let err = dev.execute(&op, &[&ints]).unwrap_err();
     assert!(matches!(err, Error::DTypeMismatch { expected: DType::F32, found: DType::I32, .. }), "{err}");
     let (f32s, f64s) = (dev.upload(HostSlice::F32(&[1.0; 4])).unwrap(), dev.upload(HostSlice::F64(&[1.0; 4])).unwrap());
-    let matmul = Op::Matmul { lhs: shape(&[2, 2]), rhs: shape(&[2, 2]) };
+    let matmul = Op::Matmul { lhs: shape(&[2, 2]), rhs: shape(&[2, 2]), transpose: MatmulTranspose::NONE };
     let err = dev.execute(&matmul, &[&f32s, &f64s]).unwrap_err();
     assert!(matches!(err, Error::DTypeMismatch { expected: DType::F32, found: DType::F64, .. }), "{err}");
 

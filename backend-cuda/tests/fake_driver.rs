@@ -4,12 +4,13 @@
 //! open (which resets a primary context poisoned by an earlier fault), upload and download go
 //! through it, and that a faulting launch becomes a sticky `DeviceFault`. Also: concurrent
 //! first uses of a kernel keep one loaded module (none that was launched is unloaded); a cuBLAS
-//! failure over a poisoned context is sticky like the driver's own; and an entry point the
-//! driver lacks is reported as such by the stub, not as "no driver".
+//! failure over a poisoned context is sticky like the driver's own; a transposed operand reaches
+//! cuBLAS as `CUBLAS_OP_T` with its stored leading dimension (a computing fake cuBLAS); and an
+//! entry point the driver lacks is reported as such by the stub, not as "no driver".
 
 mod fake;
 
-use polycompute_core::{DType, Error, Fill, HostSlice, Op, Scalar, Shape};
+use polycompute_core::{DType, Error, Fill, HostSlice, HostVec, MatmulTranspose, Op, Scalar, Shape};
 
 #[test]
 fn calls_reach_the_driver_found_at_run_time() {
@@ -85,7 +86,7 @@ fn cublas_child() {
     polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Cublas);
     let a = dev.upload(HostSlice::F32(&[1.0; 4])).unwrap();
     let shape = Shape::new(&[2, 2]).unwrap();
-    match dev.execute(&Op::Matmul { lhs: shape.clone(), rhs: shape }, &[&a, &a]) {
+    match dev.execute(&Op::Matmul { lhs: shape.clone(), rhs: shape, transpose: MatmulTranspose::NONE }, &[&a, &a]) {
         Err(Error::DeviceFault { code: 700, sticky: true, message, .. }) => {
             assert!(message.contains("CUBLAS_STATUS_EXECUTION_FAILED"), "{message}");
             assert!(message.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{message}");
@@ -112,5 +113,62 @@ fn missing_child() {
             assert!(!message.contains("stub library"), "{message}");
         }
         other => panic!("expected CUDA_ERROR_NOT_FOUND from the stub, got {other:?}"),
+    }
+}
+
+#[test]
+fn transposed_operands_reach_cublas_as_op_t() {
+    fake::run_against_fake_driver_with_cublas(
+        "transposed_operands_reach_cublas_as_op_t",
+        transposed_child,
+        fake::FAKE_CUBLAS_COMPUTING,
+    );
+}
+
+/// `x` (`[batch, rows, cols]` row-major) transposed per batch.
+fn transposed(x: &[f64], batch: usize, rows: usize, cols: usize) -> Vec<f64> {
+    let mut t = vec![0.0; x.len()];
+    for z in 0..batch {
+        for r in 0..rows {
+            for c in 0..cols {
+                t[(z * cols + c) * rows + r] = x[(z * rows + r) * cols + c];
+            }
+        }
+    }
+    t
+}
+
+fn transposed_child() {
+    let Some(backend) = fake::fake_backend() else { return };
+    let dev = backend.open(0).unwrap_or_else(|e| panic!("open: {e}"));
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Cublas);
+    // Small integers: every product and sum is exact, in any order.
+    let (batch, m, k, n) = (2, 3, 5, 4);
+    let a: Vec<f64> = (0..batch * m * k).map(|i| (i % 7) as f64 - 3.0).collect();
+    let b: Vec<f64> = (0..batch * k * n).map(|i| (i % 5) as f64 - 2.0).collect();
+    let mut want = vec![0.0; batch * m * n];
+    for z in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                want[(z * m + i) * n + j] =
+                    (0..k).map(|p| a[(z * m + i) * k + p] * b[(z * k + p) * n + j]).sum::<f64>();
+            }
+        }
+    }
+    let (lhs, rhs) = (Shape::new(&[batch, m, k]).unwrap(), Shape::new(&[batch, k, n]).unwrap());
+    for (lt, rt) in [(false, false), (true, false), (false, true), (true, true)] {
+        let sa = if lt { transposed(&a, batch, m, k) } else { a.clone() };
+        let sb = if rt { transposed(&b, batch, k, n) } else { b.clone() };
+        let f32s = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        let transpose = MatmulTranspose { lhs: lt, rhs: rt };
+        let op = Op::Matmul { lhs: lhs.clone(), rhs: rhs.clone(), transpose };
+        // f64 through cublasDgemmStridedBatched, f32 through cublasSgemmStridedBatched.
+        let (ba, bb) = (dev.upload(HostSlice::F64(&sa)).unwrap(), dev.upload(HostSlice::F64(&sb)).unwrap());
+        let got = dev.execute(&op, &[&ba, &bb]).unwrap_or_else(|e| panic!("{transpose:?}: {e}"));
+        assert_eq!(dev.download(&got).unwrap(), HostVec::F64(want.clone()), "{transpose:?}");
+        let (fa, fb) = (f32s(&sa), f32s(&sb));
+        let (ba, bb) = (dev.upload(HostSlice::F32(&fa)).unwrap(), dev.upload(HostSlice::F32(&fb)).unwrap());
+        let got = dev.execute(&op, &[&ba, &bb]).unwrap_or_else(|e| panic!("{transpose:?}: {e}"));
+        assert_eq!(dev.download(&got).unwrap(), HostVec::F32(f32s(&want)), "{transpose:?}");
     }
 }

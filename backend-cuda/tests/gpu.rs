@@ -1,7 +1,8 @@
 //! Checks on a real CUDA device (skipped, and saying so, where there is none, unless
 //! `POLYCOMPUTE_REQUIRE` lists `cuda`): the own matmul kernel and cuBLAS agree with each other
-//! and with an f64 host product; the semantics corner cases of map; reductions that take the
-//! segmented two-pass paths; random fills bit-equal to `polycompute_core::philox`; transposes.
+//! and with an f64 host product, also on transposed views; the semantics corner cases of map;
+//! reductions that take the segmented two-pass paths; random fills bit-equal to
+//! `polycompute_core::philox`; transposes.
 //! The cross-backend conformance suite (tests/conformance.rs of the facade) covers the rest.
 
 use polycompute_core::{philox, testing, BackendKind, DType, Device, DeviceArray, Element, Expr};
@@ -62,6 +63,16 @@ fn matmul_case<T: Element + Into<f64>>(dev: &Device, batch: usize, m: usize, k: 
         let got: Vec<f64> = c.to_vec().unwrap().into_iter().map(Into::into).collect();
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!((g - w).abs() <= tol(i), "{imp:?} {batch}x{m}x{k}x{n} {}: [{i}] {g} vs {w}", T::DTYPE);
+        }
+        // The same product of transposed views, whose buffers hold the operands transposed
+        // (read in place: cuBLAS OP_T, the own kernel's pc_matmul_tn/nt/tt).
+        let swap = |x: &DeviceArray<T>| if batch == 1 { x.transpose() } else { x.permute(&[0, 2, 1]) }.unwrap();
+        let (at, bt) = (swap(&swap(&a).contiguous().unwrap()), swap(&swap(&b).contiguous().unwrap()));
+        for (which, x, y) in [("a.T", &at, &b), ("b.T", &a, &bt), ("both", &at, &bt)] {
+            let c: Vec<f64> = x.matmul(y).unwrap().to_vec().unwrap().into_iter().map(Into::into).collect();
+            for (i, (g, w)) in c.iter().zip(&want).enumerate() {
+                assert!((g - w).abs() <= tol(i), "{imp:?} {which} {batch}x{m}x{k}x{n}: [{i}] {g} vs {w}");
+            }
         }
         results.push(got);
     }

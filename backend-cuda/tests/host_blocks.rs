@@ -2,13 +2,14 @@
 //! transpose: threads share tiles through shared memory between barriers) on the host: each
 //! block is emulated by one host thread per CUDA thread, `__syncthreads` by a barrier, shared
 //! memory by statics. Checks the own matmul kernel (f32, f64; batched; sizes that are not
-//! multiples of the tiles; k = 0) against an f64 host product, and transposes exactly.
+//! multiples of the tiles; k = 0; its variants for transposed operands) against an f64 host
+//! product, and transposes exactly.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use polycompute_core::{philox, DType, ReduceKind, Shape};
+use polycompute_core::{philox, DType, MatmulTranspose, ReduceKind, Shape};
 use polycompute_cuda::codegen::{layout, matmul, reduce, Kernel};
 
 #[macro_use]
@@ -157,6 +158,19 @@ fn read_f64s(path: &Path, dt: DType) -> Vec<f64> {
     }
 }
 
+/// `x` (`[batch, rows, cols]` row-major) transposed per batch.
+fn transposed(x: &[f64], batch: usize, rows: usize, cols: usize) -> Vec<f64> {
+    let mut t = vec![0.0; x.len()];
+    for z in 0..batch {
+        for r in 0..rows {
+            for c in 0..cols {
+                t[(z * cols + c) * rows + r] = x[(z * rows + r) * cols + c];
+            }
+        }
+    }
+    t
+}
+
 #[test]
 fn own_matmul_kernel_matches_a_host_product() {
     let Some(cxx) = compiler() else {
@@ -169,15 +183,22 @@ fn own_matmul_kernel_matches_a_host_product() {
     for dt in [DType::F32, DType::F64] {
         let t = if dt == DType::F32 { "float" } else { "double" };
         let tiles = matmul::tiles(dt);
-        for (ci, &(batch, m, k, n)) in shapes.iter().enumerate() {
+        // Every shape as stored, and the transposed-operand variants of the kernel (A stored
+        // as [k, m], B as [n, k]) on all but the largest.
+        let variants = shapes.iter().enumerate().flat_map(|(ci, s)| {
+            let all = [(false, false), (true, false), (false, true), (true, true)];
+            all.into_iter().take(if ci == 1 { 1 } else { 4 }).map(move |t| (ci, *s, t))
+        });
+        for (ci, (batch, m, k, n), (lt, rt)) in variants {
+            let transpose = MatmulTranspose { lhs: lt, rhs: rt };
             let round = |x: f64| if dt == DType::F32 { x as f32 as f64 } else { x };
             let a: Vec<f64> = (0..batch * m * k).map(|i| round(philox::normal_f64(1, i as u64))).collect();
             let b: Vec<f64> = (0..batch * k * n).map(|i| round(philox::normal_f64(2, i as u64))).collect();
-            let tag = format!("{dt}_{ci}");
+            let tag = format!("{dt}_{ci}_{}{}", lt as u8, rt as u8);
             let (pa, pb, pc) =
                 (h.path(&format!("a_{tag}.bin")), h.path(&format!("b_{tag}.bin")), h.path(&format!("c_{tag}.bin")));
-            write_f64s(&pa, &a, dt);
-            write_f64s(&pb, &b, dt);
+            write_f64s(&pa, &if lt { transposed(&a, batch, m, k) } else { a.clone() }, dt);
+            write_f64s(&pb, &if rt { transposed(&b, batch, k, n) } else { b.clone() }, dt);
             let grid = ((n as u32).div_ceil(tiles.bn), (m as u32).div_ceil(tiles.bm), batch as u32);
             let setup = format!(
                 "    ARGS::A = (const {t} *)pc_read(\"{pa}\"); ARGS::B = (const {t} *)pc_read(\"{pb}\");\n    \
@@ -194,7 +215,8 @@ fn own_matmul_kernel_matches_a_host_product() {
                 ("unsigned", "K"),
                 ("unsigned", "batch"),
             ];
-            h.launch(&matmul::kernel(dt).unwrap(), grid, (tiles.threads(), 1, 1), &params, &setup);
+            let kernel = matmul::transposed_kernel(dt, transpose).unwrap();
+            h.launch(&kernel, grid, (tiles.threads(), 1, 1), &params, &setup);
             let ns = format!("k{}", h.count - 1);
             let _ = writeln!(h.main, "  pc_write(\"{pc}\", {ns}_args::C, {} * sizeof({t}));", batch * m * n);
             cases.push((tag, dt, batch, m, k, n, a, b));

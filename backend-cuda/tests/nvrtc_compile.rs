@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use polycompute_core::{
-    BinaryOp, DType, Expr, Fill, Layout, Op, Program, ReduceKind, Scalar, ScanKind, Shape, UnaryOp,
+    BinaryOp, DType, Expr, Fill, Layout, MatmulTranspose, Op, Program, ReduceKind, Scalar, ScanKind, Shape, UnaryOp,
 };
 use polycompute_cuda::codegen::{kernels_for, Kernel};
 use polycompute_cuda::nvrtc::{Nvrtc, NVRTC_ENV};
@@ -117,7 +117,11 @@ fn corpus() -> Vec<(String, Op, Vec<DType>)> {
             ));
         }
         if dt.is_float() {
-            ops.push((format!("matmul {dt}"), Op::Matmul { lhs: shape(&[2, 3]), rhs: shape(&[3, 4]) }, vec![dt, dt]));
+            for (lhs, rhs) in [(false, false), (true, false), (false, true), (true, true)] {
+                let transpose = MatmulTranspose { lhs, rhs };
+                let op = Op::Matmul { lhs: shape(&[2, 3]), rhs: shape(&[3, 4]), transpose };
+                ops.push((format!("matmul {dt} {transpose:?}"), op, vec![dt, dt]));
+            }
         }
         views_corpus(&mut ops, dt);
     }
@@ -193,7 +197,7 @@ fn input_shapes(op: &Op, inputs: &[DType]) -> Vec<Shape> {
         | Op::Sort { shape, .. }
         | Op::Argsort { shape, .. }
         | Op::TopK { shape, .. } => vec![shape.clone()],
-        Op::Matmul { lhs, rhs } => vec![lhs.clone(), rhs.clone()],
+        Op::Matmul { lhs, rhs, .. } => vec![lhs.clone(), rhs.clone()],
         Op::Concat { shapes, .. } => shapes.clone(),
         Op::Take { shape, indices, .. } | Op::TakeAlongAxis { shape, indices, .. } => {
             vec![shape.clone(), indices.clone()]

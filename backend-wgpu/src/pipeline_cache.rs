@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use polycompute_core::plan::MapSignature;
-use polycompute_core::{DType, Error, Result};
+use polycompute_core::{DType, Error, MatmulTranspose, Result};
 
 use crate::codegen::reduce::Pass;
 use crate::codegen::{Binding, KernelSource};
@@ -45,6 +45,8 @@ pub(crate) enum KernelKey {
     Reduce(Pass),
     /// The tiled matmul.
     Matmul(DType),
+    /// The tiled matmul reading transposed operands (at least one).
+    MatmulTransposed(DType, MatmulTranspose),
     /// The tiled transpose of `ndim` axes whose output axis `q` is the input's last.
     Transpose { dtype: DType, ndim: usize, q: usize },
     /// A constant fill of one- or two-word elements.

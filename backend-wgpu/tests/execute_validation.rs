@@ -7,7 +7,9 @@ mod common;
 
 use std::sync::Arc;
 
-use polycompute_core::{Backend, BufferRef, DType, Device, Error, HostSlice, HostVec, Op, Program, ReduceKind, Shape};
+use polycompute_core::{
+    Backend, BufferRef, DType, Device, Error, HostSlice, HostVec, MatmulTranspose, Op, Program, ReduceKind, Shape,
+};
 use polycompute_cpu::CpuBackend;
 use polycompute_wgpu::WgpuBackend;
 
@@ -85,7 +87,7 @@ fn a_cpu_buffer_is_foreign() {
     assert_foreign(&dev, &theirs);
     // Mixed with a buffer of its own, the foreign one is still refused.
     let ours = dev.backend().upload(HostSlice::F32(&[1.0, 2.0])).unwrap();
-    let op = Op::Matmul { lhs: shape(&[1, 2]), rhs: shape(&[2, 1]) };
+    let op = Op::Matmul { lhs: shape(&[1, 2]), rhs: shape(&[2, 1]), transpose: MatmulTranspose::NONE };
     assert!(matches!(dev.backend().execute(&op, &[&ours, &theirs]), Err(Error::ForeignBuffer { .. })));
     assert_still_works(&dev);
 }
@@ -102,7 +104,7 @@ fn a_wrong_dtype_is_a_dtype_mismatch() {
     // Two matmul operands of different dtypes.
     let a = backend.upload(HostSlice::F32(&[1.0, 2.0])).unwrap();
     let b = backend.upload(HostSlice::U32(&[1, 2])).unwrap();
-    let op = Op::Matmul { lhs: shape(&[1, 2]), rhs: shape(&[2, 1]) };
+    let op = Op::Matmul { lhs: shape(&[1, 2]), rhs: shape(&[2, 1]), transpose: MatmulTranspose::NONE };
     assert!(matches!(backend.execute(&op, &[&a, &b]), Err(Error::DTypeMismatch { .. })));
     assert_still_works(&dev);
 }

@@ -292,12 +292,28 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// Matrix product: `[m, k] @ [k, n]` or batched `[b, m, k] @ [b, k, n]` (f32, f64).
+    ///
+    /// An operand that is the transpose of a whole row-major buffer (`a.transpose()` of a
+    /// 2-D array, `a.permute(&[0, 2, 1])` of a 3-D one) is read in place, transposed by the
+    /// GEMM ([`crate::MatmulTranspose`]); any other view is copied once first.
     pub fn matmul(&self, rhs: &DeviceArray<T>) -> Result<DeviceArray<T>> {
         same_device(&self.device, &rhs.device)?;
         let (lhs_shape, rhs_shape) = (self.shape_ref(), rhs.shape_ref());
-        let op = Op::Matmul { lhs: lhs_shape.clone(), rhs: rhs_shape.clone() };
-        let (a, b) = (self.plain_buffer()?, rhs.plain_buffer()?);
+        let (a, lhs_t) = self.matmul_operand()?;
+        let (b, rhs_t) = rhs.matmul_operand()?;
+        let transpose = crate::MatmulTranspose { lhs: lhs_t, rhs: rhs_t };
+        let op = Op::Matmul { lhs: lhs_shape.clone(), rhs: rhs_shape.clone(), transpose };
         self.run_on(op, &[&a, &b], &[(T::DTYPE, lhs_shape), (T::DTYPE, rhs_shape)])
+    }
+
+    /// The buffer a matmul reads for this operand, and whether it holds the operand
+    /// transposed: the array's own buffer when it is plain or a transposed plain matrix
+    /// ([`crate::view::is_transposed_matrix`]), else a contiguous copy.
+    fn matmul_operand(&self) -> Result<(BufferRef, bool)> {
+        if !self.is_plain() && crate::view::is_transposed_matrix(&self.layout, self.buffer.len()) {
+            return Ok((self.buffer.clone(), true));
+        }
+        Ok((self.plain_buffer()?, false))
     }
 
     /// Converts every element to `U` (rules in [`crate::expr`]).

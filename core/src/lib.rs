@@ -45,7 +45,7 @@ pub use error::{Error, Result};
 pub use expr::{BinaryOp, Expr, Program, UnaryOp};
 pub use layout::Layout;
 pub use movement::IndexElement;
-pub use op::{Fill, Op, ReduceKind, ScanKind};
+pub use op::{Fill, MatmulTranspose, Op, ReduceKind, ScanKind};
 pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext, WorkerMode, WorkerPlan};
 pub use probe::{probe, Probe};
 pub use shape::Shape;

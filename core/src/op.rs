@@ -56,6 +56,9 @@ pub enum Op {
         lhs: Shape,
         /// Shape of the right operand.
         rhs: Shape,
+        /// Which operands' buffers hold the transpose of the operand (see
+        /// [`MatmulTranspose`]); `lhs`/`rhs` are the operands' shapes either way.
+        transpose: MatmulTranspose,
     },
     /// A copy into a new buffer.
     Copy,
@@ -173,6 +176,31 @@ pub enum Op {
         /// The input's shape.
         shape: Shape,
     },
+}
+
+/// Which operands of an [`Op::Matmul`] arrive as the transpose of a row-major matrix: a
+/// transposed view (`a.t()`, the last two axes swapped) is passed as its buffer, as it is,
+/// and the backend's GEMM reads it transposed (`gemm`'s strides, cuBLAS's `transa`/`transb`,
+/// a kernel variant) instead of a copy being made first.
+///
+/// With `lhs` set, the lhs buffer holds `[.., k, m]` row-major for an operand of shape
+/// `[.., m, k]`; with `rhs` set, the rhs buffer holds `[.., n, k]` for `[.., k, n]`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MatmulTranspose {
+    /// The lhs buffer is the lhs operand transposed (its last two axes swapped).
+    pub lhs: bool,
+    /// The rhs buffer is the rhs operand transposed.
+    pub rhs: bool,
+}
+
+impl MatmulTranspose {
+    /// Neither operand transposed: both buffers are the operands, row-major.
+    pub const NONE: MatmulTranspose = MatmulTranspose { lhs: false, rhs: false };
+
+    /// True when at least one operand is transposed.
+    pub const fn any(self) -> bool {
+        self.lhs || self.rhs
+    }
 }
 
 /// The scans of [`Op::Scan`].
@@ -351,7 +379,9 @@ impl Op {
                 }
                 (kind.output_dtype(dtype), out_shape)
             }
-            Op::Matmul { lhs, rhs } => {
+            Op::Matmul { lhs, rhs, .. } => {
+                // A transposed operand's buffer holds as many elements as the operand, and any
+                // operand may be transposed: nothing more to check for `transpose`.
                 let ((ld, ls), (rd, rs)) = (inputs[0], inputs[1]);
                 if ls != lhs || rs != rhs {
                     return Err(Error::InvalidShape(format!(

@@ -54,6 +54,19 @@ impl<T: Element> DeviceArray<T> {
     }
 }
 
+/// True when `layout` is a matrix (or a batch of matrices) whose last two axes, swapped,
+/// are the whole of a buffer of `len` elements in row-major order: the transposed view a
+/// GEMM reads in place ([`crate::MatmulTranspose`]).
+pub(crate) fn is_transposed_matrix(layout: &Layout, len: usize) -> bool {
+    let n = layout.shape.ndim();
+    if n < 2 {
+        return false;
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.swap(n - 2, n - 1);
+    layout.permute(&perm).is_ok_and(|swapped| swapped.is_plain(len))
+}
+
 /// When `layout` is a permutation of the whole of a buffer of `len` elements in
 /// row-major order: the buffer's shape and the permutation (output axis `i` is buffer
 /// axis `perm[i]`), so an [`crate::Op::Transpose`] makes it contiguous.
@@ -74,4 +87,29 @@ pub(crate) fn as_permutation(layout: &Layout, len: usize) -> Option<(Shape, Vec<
         perm[out_axis] = buffer_axis;
     }
     Some((base.shape, perm))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(dims: &[usize]) -> Layout {
+        Layout::contiguous(Shape::from(dims))
+    }
+
+    #[test]
+    fn transposed_matrices_are_the_last_two_axes_of_a_plain_buffer_swapped() {
+        // [3, 5] transposed, and [2, 3, 5] with its matrices transposed: read in place.
+        assert!(is_transposed_matrix(&plain(&[3, 5]).permute(&[1, 0]).unwrap(), 15));
+        assert!(is_transposed_matrix(&plain(&[2, 3, 5]).permute(&[0, 2, 1]).unwrap(), 30));
+        // Not transposed matrices: the batch axis moved, a slice, a flip, a plain array
+        // of a larger buffer, a vector.
+        assert!(!is_transposed_matrix(&plain(&[2, 3, 5]).permute(&[2, 1, 0]).unwrap(), 30));
+        assert!(!is_transposed_matrix(&plain(&[2, 3, 5]).permute(&[1, 0, 2]).unwrap(), 30));
+        let sliced = Layout { shape: Shape::from(&[3, 2][..]), strides: vec![1, 3], offset: 0 };
+        assert!(!is_transposed_matrix(&sliced, 15));
+        assert!(!is_transposed_matrix(&plain(&[3, 5]).permute(&[1, 0]).unwrap().flip(0).unwrap(), 15));
+        assert!(!is_transposed_matrix(&plain(&[3, 5]).permute(&[1, 0]).unwrap(), 16));
+        assert!(!is_transposed_matrix(&plain(&[5]), 5));
+    }
 }

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use polycompute_core::{
-    BinaryOp, DType, Expr, Fill, Layout, Op, Program, ReduceKind, Result, Scalar, ScanKind, Shape, UnaryOp,
+    BinaryOp, DType, Expr, Fill, Layout, MatmulTranspose, Op, Program, ReduceKind, Result, Scalar, ScanKind, Shape,
+    UnaryOp,
 };
 
 use super::inputs::{specials_len, Gen};
@@ -33,6 +34,9 @@ pub enum CaseOp {
     },
     /// 2-D or batched matrix product.
     Matmul,
+    /// [`CaseOp::Matmul`] of transposed views: an input the flag names holds its operand
+    /// transposed (the last two axes swapped), as the buffer of `a.transpose()` does.
+    MatmulTransposed(MatmulTranspose),
     /// A copy.
     Copy,
     /// An axis permutation.
@@ -154,6 +158,12 @@ impl Case {
             CaseOp::Matmul => Op::Matmul {
                 lhs: shapes.first().cloned().unwrap_or_default(),
                 rhs: shapes.get(1).cloned().unwrap_or_default(),
+                transpose: MatmulTranspose::NONE,
+            },
+            CaseOp::MatmulTransposed(t) => Op::Matmul {
+                lhs: matrix_transposed(&first(0), t.lhs)?,
+                rhs: matrix_transposed(&first(1), t.rhs)?,
+                transpose: *t,
             },
             CaseOp::Copy => Op::Copy,
             CaseOp::Transpose(perm) => {
@@ -198,6 +208,12 @@ impl Case {
                 *s = l.shape.clone();
             }
         }
+        if let Op::Matmul { transpose, .. } = op {
+            // A transposed operand's buffer holds the operand's transpose.
+            for (s, t) in shapes.iter_mut().zip([transpose.lhs, transpose.rhs]) {
+                *s = matrix_transposed(s, t)?;
+            }
+        }
         let with: Vec<(DType, &Shape)> = self.inputs.iter().map(|i| i.dtype).zip(&shapes).collect();
         op.output(&with)
     }
@@ -208,6 +224,11 @@ impl Case {
             CaseOp::Map(e) => format!("map {e}"),
             CaseOp::Reduce { kind, axis } => format!("{} axis {axis:?}", kind.name()),
             CaseOp::Matmul => "matmul".into(),
+            CaseOp::MatmulTransposed(t) => {
+                let which =
+                    |on: bool, name: &str| if on { format!(" {name} stored transposed") } else { String::new() };
+                format!("matmul of transposed views:{}{}", which(t.lhs, "lhs"), which(t.rhs, "rhs"))
+            }
             CaseOp::Copy => "copy".into(),
             CaseOp::Transpose(p) => format!("transpose {p:?}"),
             CaseOp::Cast(to) => format!("cast to {to}"),
@@ -233,6 +254,16 @@ impl Case {
             self.inputs.iter().map(|i| format!("{} {:?} {}", i.dtype, i.dims, i.gen.describe())).collect();
         format!("{what}\ninputs: {}", if inputs.is_empty() { "none".into() } else { inputs.join("; ") })
     }
+}
+
+/// `shape` with its last two axes swapped when `transposed` (a matrix or a batch of them).
+pub(crate) fn matrix_transposed(shape: &Shape, transposed: bool) -> Result<Shape> {
+    let mut dims = shape.dims().to_vec();
+    let n = dims.len();
+    if transposed && n >= 2 {
+        dims.swap(n - 2, n - 1);
+    }
+    Shape::new(&dims)
 }
 
 /// `7x257`; `scalar` for no dimensions.

@@ -3,7 +3,7 @@
 //! shapes (empty, one element, sizes around 64/256/1024 multiples, negative-step views,
 //! indices at both ends of the axis).
 
-use polycompute_core::{BinaryOp, DType, Expr, Layout, Scalar, ScanKind, Shape};
+use polycompute_core::{BinaryOp, DType, Expr, Layout, MatmulTranspose, Scalar, ScanKind, Shape};
 
 use super::corpus::{input, label, CaseOp, InputSpec};
 use super::inputs::{specials_len, Gen};
@@ -24,6 +24,9 @@ pub(crate) fn add_all(add: &mut Add<'_>) {
         pad_cases(add, dtype);
         scan_cases(add, dtype);
         sort_cases(add, dtype);
+        if dtype.is_float() {
+            matmul_view_cases(add, dtype);
+        }
     }
 }
 
@@ -205,6 +208,46 @@ fn sort_cases(add: &mut Add<'_>, dtype: DType) {
     }
 }
 
+/// A matmul's sizes: (batch, m, k, n); batch 0 means 2-D.
+type Bmkn = (usize, usize, usize, usize);
+
+/// Matmul of transposed views (`a.transpose() @ b`, `a @ b.transpose()`, both; batched
+/// `permute([0, 2, 1])`): each input is the buffer as stored, `[.., k, m]` for a transposed
+/// lhs and `[.., n, k]` for a transposed rhs, read in place by the GEMM.
+fn matmul_view_cases(add: &mut Add<'_>, dtype: DType) {
+    let t = |lhs, rhs| MatmulTranspose { lhs, rhs };
+    let all = [t(true, false), t(false, true), t(true, true)];
+    // Sizes around the GPU tiles (128, 32), odd, vectors, k = 0.
+    let shapes: [(Bmkn, &[MatmulTranspose]); 6] = [
+        ((0, 7, 7, 7), &all),
+        ((0, 130, 65, 129), &all),
+        ((0, 1, 257, 129), &[t(true, false)]),
+        ((0, 129, 257, 1), &[t(false, true)]),
+        ((0, 4, 0, 5), &[t(true, true)]),
+        ((3, 33, 17, 9), &all),
+    ];
+    for ((b, m, k, n), flags) in shapes {
+        for &f in flags {
+            let stored = |rows: usize, cols: usize, on: bool| {
+                let (r, c) = if on { (cols, rows) } else { (rows, cols) };
+                if b == 0 {
+                    vec![r, c]
+                } else {
+                    vec![b, r, c]
+                }
+            };
+            let ins = vec![
+                input(&stored(m, k, f.lhs), dtype, Gen::Uniform { lo: -1.0, hi: 1.0 }),
+                input(&stored(k, n, f.rhs), dtype, Gen::Uniform { lo: -1.0, hi: 1.0 }),
+            ];
+            let which = format!("{}{}", if f.lhs { "t" } else { "n" }, if f.rhs { "t" } else { "n" });
+            let size = if b == 0 { format!("{m}x{k}x{n}") } else { format!("{b}x{m}x{k}x{n}") };
+            let name = format!("matmul_{which}_{dtype}_{size}");
+            add(name, "matmul", dtype, CaseOp::MatmulTransposed(f), ins, tolerance::matmul());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::corpus::corpus;
@@ -233,6 +276,16 @@ mod tests {
         }
         let views = all.iter().filter(|c| matches!(&c.compute, CaseOp::MapViews { layouts, .. } if layouts.iter().any(|l| l.strides.iter().any(|&s| s < 0))));
         assert!(views.count() >= 4 * 3, "negative-stride views on every dtype");
+        for dtype in [DType::F32, DType::F64] {
+            let flags = |c: &&super::super::corpus::Case| match c.compute {
+                CaseOp::MatmulTransposed(t) if c.dtype == dtype => Some((t.lhs, t.rhs)),
+                _ => None,
+            };
+            let mut seen: Vec<(bool, bool)> = all.iter().filter_map(|c| flags(&c)).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen, [(false, true), (true, false), (true, true)], "matmul of transposed views, {dtype}");
+        }
         for name in ["sort_f32_0_axis0", "topk_u32_1_axis0_k1", "cumsum_i32_1025", "take_f64_7_axis0_i32_0"] {
             assert!(all.iter().any(|c| c.name == name), "{name}");
         }

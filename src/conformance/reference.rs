@@ -41,6 +41,21 @@ pub fn compute(op: &CaseOp, inputs: &[Input]) -> Result<Reference, String> {
             [(ld, l), (rd, r)] => matmul(ld, l, rd, r),
             _ => Err("matmul takes two inputs".into()),
         },
+        CaseOp::MatmulTransposed(t) => match inputs {
+            [(ld, l), (rd, r)] => {
+                // The operands are the stored buffers transposed back.
+                let operand = |dims: &Vec<usize>, v: &HostVec, on: bool| -> Result<(HostVec, Vec<usize>), String> {
+                    let mut perm: Vec<usize> = (0..dims.len()).collect();
+                    if on && dims.len() >= 2 {
+                        perm.swap(dims.len() - 2, dims.len() - 1);
+                    }
+                    transpose(dims, v, &perm)
+                };
+                let ((l, ld), (r, rd)) = (operand(ld, l, t.lhs)?, operand(rd, r, t.rhs)?);
+                matmul(&ld, &l, &rd, &r)
+            }
+            _ => Err("matmul takes two inputs".into()),
+        },
         CaseOp::Copy => {
             let (dims, v) = one(inputs)?;
             Ok(plain(v.clone(), dims.clone()))

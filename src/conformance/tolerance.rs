@@ -98,8 +98,10 @@ pub fn binary(op: BinaryOp, dtype: DType) -> Tolerance {
         _ if dtype.is_int() => Tolerance::Exact,
         // WGSL: x / y is 2.5 ULP.
         BinaryOp::Div if dtype == DType::F32 => ulp(3),
-        // WGSL: pow is inherited from exp2(y * log2(x)); with |y log2 x| <= 8 in the corpus.
-        BinaryOp::Pow if dtype == DType::F32 => ulp(32),
+        // Measured: wgpu 1 ULP for all finite inputs (its own range reduction, checked by
+        // backend-wgpu/tests/pow_accuracy.rs), the CPU exact on the corpus; CUDA documents
+        // powf at 4 ULP, the loosest of the three.
+        BinaryOp::Pow if dtype == DType::F32 => ulp(4),
         BinaryOp::Pow => ulp(3),
         // Everything else is correctly rounded (+ - *, IEEE f64 division) or exact (rem is
         // fmod, exact, plus at most one correctly rounded addition; min, max, comparisons).

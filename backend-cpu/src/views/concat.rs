@@ -9,8 +9,16 @@ use super::{typed, Axis};
 use crate::num::Num;
 use crate::par::{PAR_MIN, TASK};
 
-/// The inputs joined along `axis`.
-pub(crate) fn concat<T: Num>(data: &[HostSlice<'_>], shapes: &[Shape], axis: usize) -> Vec<T> {
+/// The length of the inputs of `shapes` joined along `axis`.
+pub(crate) fn concat_len(shapes: &[Shape], axis: usize) -> usize {
+    let outer = shapes.first().map_or(0, |s| Axis::new(s, axis).outer);
+    outer * shapes.iter().map(|s| Axis::new(s, axis).n * Axis::new(s, axis).inner).sum::<usize>()
+}
+
+/// The inputs joined along `axis`, into `out` ([`concat_len`] elements, every one written:
+/// the caller passes a recycled block of the device's caching allocator, so the copy pays
+/// no page faults for a fresh output).
+pub(crate) fn concat_into<T: Num>(data: &[HostSlice<'_>], shapes: &[Shape], axis: usize, out: &mut [T]) {
     let parts: Vec<(&[T], usize)> = data
         .iter()
         .zip(shapes)
@@ -18,9 +26,9 @@ pub(crate) fn concat<T: Num>(data: &[HostSlice<'_>], shapes: &[Shape], axis: usi
         .collect();
     let outer = Axis::new(&shapes[0], axis).outer;
     let row: usize = parts.iter().map(|p| p.1).sum();
-    let mut out = vec![T::ZERO; outer * row];
+    debug_assert_eq!(out.len(), outer * row, "concat output length");
     if row == 0 {
-        return out;
+        return;
     }
     let fill_row = |o: usize, dst: &mut [T]| {
         let mut at = 0;
@@ -34,7 +42,6 @@ pub(crate) fn concat<T: Num>(data: &[HostSlice<'_>], shapes: &[Shape], axis: usi
     } else {
         out.chunks_mut(row).enumerate().for_each(|(o, dst)| fill_row(o, dst));
     }
-    out
 }
 
 /// `dst.copy_from_slice(src)`, split across threads when long.

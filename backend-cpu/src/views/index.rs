@@ -48,17 +48,34 @@ fn positions(idx: HostSlice<'_>, n: usize) -> Vec<usize> {
     with_index!(idx, v => v.iter().map(|&i| i.pos(n)).collect())
 }
 
-/// numpy's `take(x, idx, axis)`.
-pub(crate) fn take<T: Num>(x: &[T], idx: HostSlice<'_>, shape: &Shape, indices: &Shape, axis: usize) -> Vec<T> {
-    with_index!(idx, v => take_typed(x, v, Axis::new(shape, axis), indices.numel()))
+/// The length of `take(x, indices, axis)` for `x` of `shape`.
+pub(crate) fn take_len(shape: &Shape, indices: &Shape, axis: usize) -> usize {
+    let a = Axis::new(shape, axis);
+    a.outer * indices.numel() * a.inner
 }
 
-fn take_typed<T: Num, I: Index>(x: &[T], idx: &[I], a: Axis, m: usize) -> Vec<T> {
-    let len = a.outer * m * a.inner;
-    let mut out = vec![T::ZERO; len];
+/// numpy's `take(x, idx, axis)` into `out` ([`take_len`] elements, every one written: the
+/// caller passes a recycled block of the device's caching allocator, so the 2^24-element
+/// gather pays no page faults for a fresh output and reads huge-page-backed memory).
+pub(crate) fn take_into<T: Num>(
+    x: &[T],
+    idx: HostSlice<'_>,
+    shape: &Shape,
+    indices: &Shape,
+    axis: usize,
+    out: &mut [T],
+) {
+    with_index!(idx, v => take_typed(x, v, Axis::new(shape, axis), indices.numel(), out))
+}
+
+fn take_typed<T: Num, I: Index>(x: &[T], idx: &[I], a: Axis, m: usize, out: &mut [T]) {
+    let len = out.len();
+    debug_assert_eq!(len, a.outer * m * a.inner, "take output length");
     if len == 0 || a.n == 0 {
-        // Nothing to read (indices into an empty axis are refused by the array layer).
-        return out;
+        // Nothing to read (indices into an empty axis are refused by the array layer);
+        // the block may hold old data.
+        out.fill(T::ZERO);
+        return;
     }
     let fill = |start: usize, dst: &mut [T]| {
         if a.outer == 1 && a.inner == 1 {
@@ -85,9 +102,8 @@ fn take_typed<T: Num, I: Index>(x: &[T], idx: &[I], a: Axis, m: usize) -> Vec<T>
     if len >= PAR_MIN {
         out.par_chunks_mut(TASK).enumerate().for_each(|(c, d)| fill(c * TASK, d));
     } else {
-        fill(0, &mut out);
+        fill(0, out);
     }
-    out
 }
 
 /// numpy's `take_along_axis(x, idx, axis)`: `idx` is `[outer, m, inner]`.

@@ -42,14 +42,10 @@ pub(crate) fn typed<'a, T: Num>(data: HostSlice<'a>) -> &'a [T] {
 pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result<HostVec> {
     let dtype = data.first().map_or(polycompute_core::DType::F32, |d| d.dtype());
     Ok(match op {
-        Op::Concat { axis, shapes } => with_dtype!(dtype, T => host_vec(concat::concat::<T>(data, shapes, *axis))),
         Op::Pad { shape, widths, value } => with_dtype!(dtype, T => {
             let v = <T as polycompute_core::Element>::from_scalar(*value).unwrap_or(T::ZERO);
             host_vec(concat::pad::<T>(typed(data[0]), shape, widths, v))
         }),
-        Op::Take { axis, shape, indices } => {
-            with_dtype!(dtype, T => host_vec(index::take::<T>(typed(data[0]), data[1], shape, indices, *axis)))
-        }
         Op::TakeAlongAxis { axis, shape, indices } => {
             with_dtype!(dtype, T => host_vec(index::take_along_axis::<T>(typed(data[0]), data[1], shape, indices, *axis)))
         }
@@ -72,6 +68,35 @@ pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result
             return Err(Error::Unsupported { op: op.name().to_string(), dtype, device: Some(device_id(device)) });
         }
     })
+}
+
+/// `Op::Concat` into a block of the device's caching allocator ([`concat::concat_into`]).
+pub(crate) fn concat(
+    axis: usize,
+    shapes: &[Shape],
+    data: &[HostSlice<'_>],
+    pool: &std::sync::Arc<crate::memory::Pool>,
+) -> Result<crate::storage::Output> {
+    let dtype = data.first().map_or(polycompute_core::DType::F32, |d| d.dtype());
+    let len = concat::concat_len(shapes, axis);
+    with_dtype!(dtype, T => crate::storage::Output::write::<T>(pool, len, |out| {
+        concat::concat_into::<T>(data, shapes, axis, out)
+    }))
+}
+
+/// `Op::Take` into a block of the device's caching allocator ([`index::take_into`]).
+pub(crate) fn take(
+    axis: usize,
+    shape: &Shape,
+    indices: &Shape,
+    data: &[HostSlice<'_>],
+    pool: &std::sync::Arc<crate::memory::Pool>,
+) -> Result<crate::storage::Output> {
+    let dtype = data[0].dtype();
+    let len = index::take_len(shape, indices, axis);
+    with_dtype!(dtype, T => crate::storage::Output::write::<T>(pool, len, |out| {
+        index::take_into::<T>(typed(data[0]), data[1], shape, indices, axis, out)
+    }))
 }
 
 fn device_id(device: &CpuDevice) -> polycompute_core::DeviceId {

@@ -3,7 +3,7 @@
 //! and the next global tile prefetched into registers while the current one is multiplied. `fma` is
 //! called explicitly (kernels are compiled with contraction off).
 
-use polycompute_core::{DType, Error, Result};
+use polycompute_core::{DType, Error, MatmulTranspose, Result};
 
 use super::{ctype, Kernel, KernelKey};
 
@@ -54,7 +54,45 @@ pub fn kernel(dtype: DType) -> Result<Kernel> {
 
 /// The kernel's source for a float `dtype` (see [`kernel`]).
 pub(crate) fn source(dtype: DType) -> Kernel {
+    source_for(dtype, MatmulTranspose::NONE)
+}
+
+/// The kernel for `dtype` whose A (`transpose.lhs`) or B (`transpose.rhs`) arrives
+/// transposed: A as `[K, M]` row-major, B as `[N, K]` (the same parameters and launch as
+/// [`kernel`]). Only the global loads differ: each is mapped so that neighbouring threads
+/// read neighbouring addresses of the buffer as stored, and the shared tiles are the same.
+pub fn transposed_kernel(dtype: DType, transpose: MatmulTranspose) -> Result<Kernel> {
+    if !dtype.is_float() {
+        return Err(Error::Unsupported { op: "matmul".into(), dtype, device: None });
+    }
+    Ok(source_for(dtype, transpose))
+}
+
+/// The kernel's name: `pc_matmul`, or `pc_matmul_` with BLAS's `n`/`t` per operand.
+fn name(transpose: MatmulTranspose) -> String {
+    if !transpose.any() {
+        return "pc_matmul".into();
+    }
+    let op = |t: bool| if t { 't' } else { 'n' };
+    format!("pc_matmul_{}{}", op(transpose.lhs), op(transpose.rhs))
+}
+
+/// The source of [`kernel`] (`transpose` none) or [`transposed_kernel`].
+pub(crate) fn source_for(dtype: DType, transpose: MatmulTranspose) -> Kernel {
     let t = ctype(dtype);
+    // Per operand: the load mapping (element `e` of a stage -> tile row/column and depth),
+    // the global read, and the shared-memory store of element `e`.
+    let (a_map, a_at, a_store) = if transpose.lhs {
+        ("r = e % BM, kk = e / BM", "a[(u64)gk * M + gr]", "As[e / BM][e % BM]")
+    } else {
+        ("r = e / BK, kk = e % BK", "a[(u64)gr * K + gk]", "As[e % BK][e / BK]")
+    };
+    let (b_map, b_at, b_store) = if transpose.rhs {
+        ("cc = e / BK, kk = e % BK", "b[(u64)gc * K + gk]", "Bs[e % BK][e / BK]")
+    } else {
+        ("kk = e / BN, cc = e % BN", "b[(u64)gk * N + gc]", "Bs[e / BN][e % BN]")
+    };
+    let kernel_name = name(transpose);
     let Tiles { bm, bn, bk, tm, tn } = tiles(dtype);
     let threads = tiles(dtype).threads();
     let a_loads = bm * bk / threads;
@@ -77,7 +115,7 @@ pub(crate) fn source(dtype: DType) -> Kernel {
 #define TN {tn}u
 #define V {v}u
 #define NT {threads}u
-extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __restrict__ A, const {t}* __restrict__ B,
+extern "C" __global__ void __launch_bounds__({threads}) {kernel_name}(const {t}* __restrict__ A, const {t}* __restrict__ B,
     {t}* __restrict__ C, u32 M, u32 N, u32 K, u32 batch) {{
   __shared__ __align__(16) {t} As[BK][BM + V];
   __shared__ __align__(16) {t} Bs[BK][BN];
@@ -98,13 +136,13 @@ extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __r
       }}
       {t} ra[{a_loads}], rb[{b_loads}];
       // Global -> registers for the stage starting at k0 (zeros outside the matrices).
-      #define LOAD_STAGE(k0)         _Pragma("unroll") for (u32 l = 0; l < {a_loads}u; ++l) {{           const u32 e = tid + l * NT, r = e / BK, kk = e % BK;           const u32 gr = row0 + r, gk = (k0) + kk;           ra[l] = (gr < M && gk < K) ? a[(u64)gr * K + gk] : ({t})0;         }}         _Pragma("unroll") for (u32 l = 0; l < {b_loads}u; ++l) {{           const u32 e = tid + l * NT, kk = e / BN, cc = e % BN;           const u32 gk = (k0) + kk, gc = col0 + cc;           rb[l] = (gk < K && gc < N) ? b[(u64)gk * N + gc] : ({t})0;         }}
+      #define LOAD_STAGE(k0)         _Pragma("unroll") for (u32 l = 0; l < {a_loads}u; ++l) {{           const u32 e = tid + l * NT, {a_map};           const u32 gr = row0 + r, gk = (k0) + kk;           ra[l] = (gr < M && gk < K) ? {a_at} : ({t})0;         }}         _Pragma("unroll") for (u32 l = 0; l < {b_loads}u; ++l) {{           const u32 e = tid + l * NT, {b_map};           const u32 gk = (k0) + kk, gc = col0 + cc;           rb[l] = (gk < K && gc < N) ? {b_at} : ({t})0;         }}
       LOAD_STAGE(0u)
       for (u32 k0 = 0; k0 < K; k0 += BK) {{
         #pragma unroll
-        for (u32 l = 0; l < {a_loads}u; ++l) {{ const u32 e = tid + l * NT; As[e % BK][e / BK] = ra[l]; }}
+        for (u32 l = 0; l < {a_loads}u; ++l) {{ const u32 e = tid + l * NT; {a_store} = ra[l]; }}
         #pragma unroll
-        for (u32 l = 0; l < {b_loads}u; ++l) {{ const u32 e = tid + l * NT; Bs[e / BN][e % BN] = rb[l]; }}
+        for (u32 l = 0; l < {b_loads}u; ++l) {{ const u32 e = tid + l * NT; {b_store} = rb[l]; }}
         __syncthreads();
         if (k0 + BK < K) {{ LOAD_STAGE(k0 + BK) }}
         #pragma unroll
@@ -141,5 +179,7 @@ extern "C" __global__ void __launch_bounds__({threads}) pc_matmul(const {t}* __r
 }}
 "#
     );
-    Kernel::new(KernelKey::Matmul { dtype }, "pc_matmul", &body)
+    let key =
+        if transpose.any() { KernelKey::MatmulTransposed { dtype, transpose } } else { KernelKey::Matmul { dtype } };
+    Kernel::new(key, &kernel_name, &body)
 }

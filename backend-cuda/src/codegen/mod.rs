@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use polycompute_core::plan::MapSignature;
 #[cfg(doc)]
 use polycompute_core::Program;
-use polycompute_core::{DType, Error, Fill, Op, ReduceKind, Result, Scalar, ScanKind};
+use polycompute_core::{DType, Error, Fill, MatmulTranspose, Op, ReduceKind, Result, Scalar, ScanKind};
 
 /// A generated kernel: CUDA C++ source, the name of its `extern "C" __global__` entry, and
 /// the key it was generated for (what a device's module cache keys its loaded copy on).
@@ -84,6 +84,13 @@ pub enum KernelKey {
     Matmul {
         /// Element type.
         dtype: DType,
+    },
+    /// The own matmul kernel reading a transposed operand ([`matmul::transposed_kernel`]).
+    MatmulTransposed {
+        /// Element type.
+        dtype: DType,
+        /// Which operands arrive transposed (at least one).
+        transpose: MatmulTranspose,
     },
     /// A map over views ([`map::plan_views`]): strided inputs start at their offsets.
     MapViews(MapSignature),
@@ -186,6 +193,18 @@ pub fn matmul_kernel(dtype: DType) -> Result<Arc<Kernel>> {
     Ok(cached(KernelKey::Matmul { dtype }, || matmul::source(dtype)))
 }
 
+/// The own matmul kernel for operands that arrive transposed as `transpose` says, memoized
+/// ([`matmul_kernel`] when neither does).
+pub fn matmul_kernel_transposed(dtype: DType, transpose: MatmulTranspose) -> Result<Arc<Kernel>> {
+    if !transpose.any() {
+        return matmul_kernel(dtype);
+    }
+    if !dtype.is_float() {
+        return Err(Error::Unsupported { op: "matmul".into(), dtype, device: None });
+    }
+    Ok(cached(KernelKey::MatmulTransposed { dtype, transpose }, || matmul::source_for(dtype, transpose)))
+}
+
 /// The CUDA type of a dtype (names from the prelude).
 pub fn ctype(d: DType) -> &'static str {
     match d {
@@ -238,9 +257,9 @@ pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
             let dtype = *inputs.first().ok_or_else(|| Error::InvalidShape("reduce takes one input".into()))?;
             reduce::all_kernels(*kind, dtype)
         }
-        Op::Matmul { .. } => {
+        Op::Matmul { transpose, .. } => {
             let dtype = *inputs.first().ok_or_else(|| Error::InvalidShape("matmul takes two inputs".into()))?;
-            vec![matmul::kernel(dtype)?]
+            vec![matmul::transposed_kernel(dtype, *transpose)?]
         }
         Op::MapViews { program, inputs: layouts, shape } => {
             vec![(*map::plan_views(program, layouts, shape).kernel).clone()]

@@ -5,7 +5,7 @@ use polycompute_core::sync::LockUnpoisoned;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use polycompute_core::op::matmul_shape;
-use polycompute_core::{DType, Error, Result, Shape};
+use polycompute_core::{DType, Error, MatmulTranspose, Result, Shape};
 
 use crate::buffer::CudaBuffer;
 use crate::codegen::{self, matmul};
@@ -49,8 +49,17 @@ pub fn matmul_impl() -> MatmulImpl {
     }
 }
 
-/// `a·b` for `a` of `lhs` and `b` of `rhs` (2-D, or batched 3-D).
-pub(super) fn run(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape, rhs: &Shape) -> Result<CudaBuffer> {
+/// `a·b` for `a` of `lhs` and `b` of `rhs` (2-D, or batched 3-D); a buffer that holds its
+/// operand transposed (`transpose`) is read so by cuBLAS (`transa`/`transb`) or by the own
+/// kernel's transposed variant, never copied.
+pub(super) fn run(
+    dev: &CudaDevice,
+    a: &CudaBuffer,
+    b: &CudaBuffer,
+    lhs: &Shape,
+    rhs: &Shape,
+    transpose: MatmulTranspose,
+) -> Result<CudaBuffer> {
     let dtype = a.dtype;
     let out_shape = matmul_shape(lhs, rhs)?;
     let (l, r) = (lhs.dims(), rhs.dims());
@@ -74,10 +83,10 @@ pub(super) fn run(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape,
                 device: Some(dev.id()),
             });
         }
-        cublas_gemm(dev, dtype, a, b, &out, (batch, m, n, k))?;
+        cublas_gemm(dev, dtype, a, b, &out, (batch, m, n, k), transpose)?;
         return Ok(out);
     }
-    let kernel = codegen::matmul_kernel(dtype)?;
+    let kernel = codegen::matmul_kernel_transposed(dtype, transpose)?;
     let t = matmul::tiles(dtype);
     let grid = (
         (n as u64).div_ceil(t.bn as u64).min(i32::MAX as u64) as u32,
@@ -99,6 +108,7 @@ fn cublas_gemm(
     b: &CudaBuffer,
     out: &CudaBuffer,
     (batch, m, n, k): (usize, usize, usize, usize),
+    transpose: MatmulTranspose,
 ) -> Result<()> {
     let unsupported =
         |why: String| Error::Unsupported { op: format!("cuBLAS matmul ({why})"), dtype, device: Some(dev.id()) };
@@ -110,7 +120,7 @@ fn cublas_gemm(
         None => CublasHandle::new(api, dev.ctx.stream()).map_err(failed)?,
     };
     let handle = guard.insert(handle);
-    match handle.gemm(dtype, a.ptr, b.ptr, out.ptr, batch, m, n, k) {
+    match handle.gemm(dtype, a.ptr, b.ptr, out.ptr, cublas::GemmDims { batch, m, n, k, transpose }) {
         Some(result) => result.map_err(failed),
         None => Err(Error::Unsupported { op: "matmul".into(), dtype, device: Some(dev.id()) }),
     }

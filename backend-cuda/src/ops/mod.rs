@@ -31,7 +31,7 @@ pub(crate) fn execute(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> Resu
         Op::Fill { fill, dtype, len } => fill::run(dev, *fill, *dtype, *len),
         Op::Transpose { shape, perm } => layout::transpose(dev, input(0)?, shape, perm),
         Op::Reduce { kind, axis, shape } => reduce::run(dev, input(0)?, *kind, *axis, shape),
-        Op::Matmul { lhs, rhs } => matmul::run(dev, input(0)?, input(1)?, lhs, rhs),
+        Op::Matmul { lhs, rhs, transpose } => matmul::run(dev, input(0)?, input(1)?, lhs, rhs, *transpose),
         Op::MapViews { program, inputs: layouts, shape } => map::run_views(dev, program, layouts, shape, inputs),
         Op::Concat { axis, shapes } => movement::concat(dev, *axis, shapes, inputs),
         Op::Take { axis, shape, indices } => movement::take(dev, input(0)?, input(1)?, *axis, shape, indices, false),

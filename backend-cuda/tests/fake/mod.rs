@@ -113,6 +113,38 @@ int cublasSgemmStridedBatched(void) { return fault(); }
 int cublasDgemmStridedBatched(void) { return fault(); }
 "#;
 
+/// cuBLAS whose strided batched GEMMs compute on the host (the fake driver's device memory is
+/// host memory), column-major as cuBLAS defines them, and refuse leading dimensions smaller
+/// than the stored matrix's rows with `CUBLAS_STATUS_INVALID_VALUE` (7), as cuBLAS does: so
+/// a result is right only when every argument of the call is.
+pub const FAKE_CUBLAS_COMPUTING: &str = r#"
+static int handle;
+int cublasCreate_v2(void **h) { *h = &handle; return 0; }
+int cublasDestroy_v2(void *h) { return h == &handle ? 0 : 1; }
+int cublasSetStream_v2(void *h, void *s) { return h == &handle && s ? 0 : 1; }
+#define GEMM(NAME, T) \
+int NAME(void *h, int ta, int tb, int m, int n, int k, const T *alpha, const T *a, int lda, long long sa, \
+         const T *b, int ldb, long long sb, const T *beta, T *c, int ldc, long long sc, int batch) { \
+  if (h != &handle || (ta != 0 && ta != 1) || (tb != 0 && tb != 1) || m < 0 || n < 0 || k < 0 || batch < 0) return 7; \
+  if (lda < (ta ? k : m) || lda < 1 || ldb < (tb ? n : k) || ldb < 1 || ldc < m || ldc < 1) return 7; \
+  for (int z = 0; z < batch; ++z) \
+    for (int j = 0; j < n; ++j) \
+      for (int i = 0; i < m; ++i) { \
+        T s = 0; \
+        for (int p = 0; p < k; ++p) { \
+          T x = ta ? a[z * sa + p + (long long)i * lda] : a[z * sa + i + (long long)p * lda]; \
+          T y = tb ? b[z * sb + j + (long long)p * ldb] : b[z * sb + p + (long long)j * ldb]; \
+          s += x * y; \
+        } \
+        T *o = &c[z * sc + i + (long long)j * ldc]; \
+        *o = *alpha * s + (*beta != 0 ? *beta * *o : 0); \
+      } \
+  return 0; \
+}
+GEMM(cublasSgemmStridedBatched, float)
+GEMM(cublasDgemmStridedBatched, double)
+"#;
+
 /// NVRTC that "compiles" everything to a one-byte CUBIN for sm_90.
 pub const FAKE_NVRTC: &str = r#"
 #include <stddef.h>
@@ -156,6 +188,11 @@ pub fn run_against_fake_driver(test: &str, check: fn()) {
     run_against(test, check, FAKE_DRIVER);
 }
 
+/// [`run_against_fake_driver`] with `cublas` (C source) as the cuBLAS library.
+pub fn run_against_fake_driver_with_cublas(test: &str, check: fn(), cublas: &str) {
+    run_against_with(test, check, FAKE_DRIVER, cublas);
+}
+
 /// [`run_against_fake_driver`] with a driver that lacks the entry point `missing` (its
 /// definition renamed): the child's output (stdout and stderr) when it ran, `None` when skipped.
 pub fn run_against_driver_without(test: &str, check: fn(), missing: &str) -> Option<String> {
@@ -177,6 +214,10 @@ pub fn fake_counter(name: &str) -> i32 {
 }
 
 fn run_against(test: &str, check: fn(), driver_source: &str) -> Option<String> {
+    run_against_with(test, check, driver_source, FAKE_CUBLAS)
+}
+
+fn run_against_with(test: &str, check: fn(), driver_source: &str, cublas_source: &str) -> Option<String> {
     if std::env::var_os(CHILD_ENV).is_some() {
         check();
         println!("{DONE}");
@@ -191,7 +232,7 @@ fn run_against(test: &str, check: fn(), driver_source: &str) -> Option<String> {
     let (Some(_driver), Some(nvrtc), Some(cublas)) = (
         compile(&dir, "fake_cuda", "libcuda.so.1", driver_source),
         compile(&dir, "fake_nvrtc", "libnvrtc-fake.so", FAKE_NVRTC),
-        compile(&dir, "fake_cublas", "libcublas-fake.so", FAKE_CUBLAS),
+        compile(&dir, "fake_cublas", "libcublas-fake.so", cublas_source),
     ) else {
         println!("SKIPPED: no C compiler to build the fake driver");
         return None;

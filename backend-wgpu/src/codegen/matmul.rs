@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use polycompute_core::DType;
+use polycompute_core::{DType, MatmulTranspose};
 
 use super::{wgsl_type, Builder, KernelSource};
 
@@ -25,7 +25,26 @@ pub(crate) const PARAMS: usize = 6;
 
 /// The kernel for `dtype` (f32 or f64).
 pub(crate) fn kernel(dtype: DType) -> KernelSource {
+    kernel_for(dtype, MatmulTranspose::NONE)
+}
+
+/// The kernel for `dtype` whose A (`transpose.lhs`) arrives as `[k, m]` row-major, or whose
+/// B (`transpose.rhs`) as `[n, k]`: the same parameters, bindings and dispatch as [`kernel`].
+/// Only the global loads differ: each is mapped so that neighbouring invocations read
+/// neighbouring addresses of the buffer as stored; the workgroup tiles are the same.
+pub(crate) fn kernel_for(dtype: DType, transpose: MatmulTranspose) -> KernelSource {
     let t = wgsl_type(dtype);
+    // Per operand: the mapping of invocation slot `idx` to (depth, row or column), and the read.
+    let (a_map, a_at) = if transpose.lhs {
+        (format!("let mm = idx % {bm}u;\n            let kk = idx / {bm}u;", bm = blocking(dtype).0), "gk * m + gr")
+    } else {
+        (format!("let kk = idx % {bk}u;\n            let mm = idx / {bk}u;", bk = blocking(dtype).1), "gr * k + gk")
+    };
+    let (b_map, b_at) = if transpose.rhs {
+        (format!("let kk = idx % {bk}u;\n            let nn = idx / {bk}u;", bk = blocking(dtype).1), "gc * k + gk")
+    } else {
+        (format!("let nn = idx % {bn}u;\n            let kk = idx / {bn}u;", bn = blocking(dtype).0), "gk * n + gc")
+    };
     let (bm, bk, tm) = blocking(dtype);
     let bn = bm;
     let tn = tm;
@@ -56,9 +75,9 @@ pub(crate) fn kernel(dtype: DType) -> KernelSource {
     for e in 0..(bm * bk / 256) {
         let _ = writeln!(
             body,
-            "        {{\n            let idx = lid + {o}u;\n            let kk = idx % {bk}u;\n            \
-             let mm = idx / {bk}u;\n            let gr = row0 + mm;\n            let gk = k0 + kk;\n            \
-             var v = zero;\n            if (live && gr < m && gk < k) {{ v = a[a_base + gr * k + gk]; }}\n            \
+            "        {{\n            let idx = lid + {o}u;\n            {a_map}\n            \
+             let gr = row0 + mm;\n            let gk = k0 + kk;\n            \
+             var v = zero;\n            if (live && gr < m && gk < k) {{ v = a[a_base + {a_at}]; }}\n            \
              sa[kk * {bm}u + mm] = v;\n        }}",
             o = e * 256
         );
@@ -66,9 +85,9 @@ pub(crate) fn kernel(dtype: DType) -> KernelSource {
     for e in 0..(bn * bk / 256) {
         let _ = writeln!(
             body,
-            "        {{\n            let idx = lid + {o}u;\n            let nn = idx % {bn}u;\n            \
-             let kk = idx / {bn}u;\n            let gc = col0 + nn;\n            let gk = k0 + kk;\n            \
-             var v = zero;\n            if (live && gc < n && gk < k) {{ v = b[b_base + gk * n + gc]; }}\n            \
+            "        {{\n            let idx = lid + {o}u;\n            {b_map}\n            \
+             let gc = col0 + nn;\n            let gk = k0 + kk;\n            \
+             var v = zero;\n            if (live && gc < n && gk < k) {{ v = b[b_base + {b_at}]; }}\n            \
              sb[kk * {bn}u + nn] = v;\n        }}",
             o = e * 256
         );

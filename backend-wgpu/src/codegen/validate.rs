@@ -85,6 +85,11 @@ fn every_reduction_pass_fill_matmul_and_transpose() {
     check("constant 2", &super::fill::constant(2));
     check("matmul f32", &super::matmul::kernel(DType::F32));
     check("matmul f64", &super::matmul::kernel(DType::F64));
+    for (lhs, rhs) in [(true, false), (false, true), (true, true)] {
+        let t = polycompute_core::MatmulTranspose { lhs, rhs };
+        check(&format!("matmul f32 {t:?}"), &super::matmul::kernel_for(DType::F32, t));
+        check(&format!("matmul f64 {t:?}"), &super::matmul::kernel_for(DType::F64, t));
+    }
 }
 
 #[test]

@@ -1,14 +1,22 @@
 //! Matrix products: `[m, k] @ [k, n]`, or a batch of them, through the tiled kernel.
 
-use polycompute_core::{DeviceBuffer, Error, Result, Shape};
+use polycompute_core::{DeviceBuffer, Error, MatmulTranspose, Result, Shape};
 
 use crate::buffer::WgpuBuffer;
-use crate::codegen::matmul::{blocking, kernel};
+use crate::codegen::matmul::{blocking, kernel, kernel_for};
 use crate::device::{Launch, WgpuDevice};
 use crate::pipeline_cache::KernelKey;
 
-/// `lhs @ rhs`, 2-D or batched 3-D (shapes validated by `Op::output`).
-pub(crate) fn run(dev: &WgpuDevice, lhs: &Shape, rhs: &Shape, a: &WgpuBuffer, b: &WgpuBuffer) -> Result<WgpuBuffer> {
+/// `lhs @ rhs`, 2-D or batched 3-D (shapes validated by `Op::output`); a buffer holding its
+/// operand transposed (`transpose`) is read by the kernel variant for it, not copied.
+pub(crate) fn run(
+    dev: &WgpuDevice,
+    lhs: &Shape,
+    rhs: &Shape,
+    transpose: MatmulTranspose,
+    a: &WgpuBuffer,
+    b: &WgpuBuffer,
+) -> Result<WgpuBuffer> {
     let dtype = a.dtype();
     dev.require(dtype, "matmul")?;
     if !dtype.is_float() {
@@ -29,7 +37,11 @@ pub(crate) fn run(dev: &WgpuDevice, lhs: &Shape, rhs: &Shape, a: &WgpuBuffer, b:
         .map_err(|_| Error::TooLarge(format!("matmul {lhs} @ {rhs} needs {total} workgroups, more than u32 counts")))?;
     let params = vec![m as u32, n as u32, k as u32, tiles_n as u32, tiles_m as u32, total32];
     let buffers = vec![a.raw().clone(), b.raw().clone(), out.raw().clone()];
-    let kernel = dev.kernel(KernelKey::Matmul(dtype), || Ok(kernel(dtype)))?;
+    let kernel = if transpose.any() {
+        dev.kernel(KernelKey::MatmulTransposed(dtype, transpose), || Ok(kernel_for(dtype, transpose)))?
+    } else {
+        dev.kernel(KernelKey::Matmul(dtype), || Ok(kernel(dtype)))?
+    };
     dev.launch(vec![Launch { kernel, buffers, params, groups: total }])?;
     Ok(out)
 }

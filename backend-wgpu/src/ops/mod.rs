@@ -22,7 +22,7 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Resu
     match op {
         Op::Map { program, input_shapes, shape } => map::run(dev, program, input_shapes, shape, inputs),
         Op::Reduce { kind, axis, shape } => reduce::run(dev, *kind, *axis, shape, inputs[0]),
-        Op::Matmul { lhs, rhs } => matmul::run(dev, lhs, rhs, inputs[0], inputs[1]),
+        Op::Matmul { lhs, rhs, transpose } => matmul::run(dev, lhs, rhs, *transpose, inputs[0], inputs[1]),
         Op::Copy => layout::copy(dev, inputs[0]),
         Op::Transpose { shape, perm } => layout::transpose(dev, shape, perm, inputs[0]),
         Op::Cast { to } => map::cast(dev, inputs[0], *to),

@@ -148,7 +148,7 @@ fn validate(op: &Op, inputs: &[&BufferRef]) -> Result<(DType, Shape)> {
         | Op::Sort { shape, .. }
         | Op::Argsort { shape, .. }
         | Op::TopK { shape, .. } => smallvec![shape],
-        Op::Matmul { lhs, rhs } => smallvec![lhs, rhs],
+        Op::Matmul { lhs, rhs, .. } => smallvec![lhs, rhs],
         Op::Concat { shapes, .. } => shapes.iter().collect(),
         Op::Take { shape, indices, .. } | Op::TakeAlongAxis { shape, indices, .. } => smallvec![shape, indices],
         Op::ScatterAdd { shape, indices, axis } => {

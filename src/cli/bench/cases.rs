@@ -8,7 +8,7 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 14] = [
     "map_axpy_f32",
     "sum_f32",
     "matmul_f32_1024",
@@ -23,6 +23,7 @@ pub const NAMES: [&str; 13] = [
     "take_f32",
     "concat_f32",
     "map_step2_f32",
+    "matmul_t_f32_1024",
 ];
 
 /// The `a` of `y = a*x + y`.
@@ -88,6 +89,7 @@ pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchEr
         "take_f32" => super::views::take(device, cfg),
         "concat_f32" => super::views::concat(device, cfg),
         "map_step2_f32" => super::views::map_step2(device, cfg),
+        "matmul_t_f32_1024" => super::views::matmul_transposed(device, cfg),
         other => Err(format!("unknown benchmark {other:?}; the benchmarks are {}", NAMES.join(", ")).into()),
     }
 }

@@ -1,6 +1,7 @@
 //! The benchmarks of issue 14: sort, stable argsort, cumsum, take with random indices,
 //! concat of two halves (against the copy bandwidth) and a map over a step-2 slice
-//! (against the same map over a contiguous array of as many elements). Each is checked
+//! (against the same map over a contiguous array of as many elements), and a matmul of a
+//! transposed view (against the same matmul of contiguous operands). Each is checked
 //! once against the host before it is timed; figures are millions of elements per second
 //! (concat: GB/s moved), so `benches/numpy_views.py` can put numpy beside them.
 
@@ -180,4 +181,31 @@ pub fn map_step2(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
     }
     let (t, tb) = median_secs_pair(cfg.stream_reps, || f(&view), || f(&dense))?;
     Ok(Figures { value: melem(n, t), unit: MELEM, baseline: Some(melem(n, tb)), baseline_name: "contiguous map" })
+}
+
+/// `matmul_t_f32_1024`: `a.transpose() @ b` (the transposed view is read in place by the
+/// GEMM, no copy) beside `a @ b` of contiguous operands of the same size, in GFLOP/s.
+pub fn matmul_transposed(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
+    let size = cfg.matmul_sizes[0];
+    let stored = device.uniform::<f32>(23, &[size, size])?;
+    let (a, b) = (device.uniform::<f32>(24, &[size, size])?, device.uniform::<f32>(25, &[size, size])?);
+    device.synchronize()?;
+    let at = stored.transpose()?;
+    let (sh, bh) = (stored.to_vec()?, b.to_vec()?);
+    let got = synced(at.matmul(&b))?.to_vec()?;
+    for t in 0..16usize {
+        let (i, j) = ((7 * t + 3) % size, (13 * t + 5) % size);
+        // (a.T)[i][p] = stored[p][i].
+        let (want, mag) = (0..size).fold((0.0f64, 0.0f64), |(w, m), p| {
+            let x = sh[p * size + i] as f64 * bh[p * size + j] as f64;
+            (w + x, m + x.abs())
+        });
+        let g = got[i * size + j] as f64;
+        if (g - want).abs() > 2.0 * size as f64 * f32::EPSILON as f64 * mag + 1e-6 {
+            return Err(format!("matmul of a transposed view wrong at ({i}, {j}): got {g}, expected {want}").into());
+        }
+    }
+    let (t, tb) = median_secs_pair(cfg.matmul_reps, || synced(at.matmul(&b)), || synced(a.matmul(&b)))?;
+    let gflops = |secs: f64| 2.0 * (size as f64).powi(3) / secs / 1e9;
+    Ok(Figures { value: gflops(t), unit: "GFLOP/s", baseline: Some(gflops(tb)), baseline_name: "contiguous matmul" })
 }
