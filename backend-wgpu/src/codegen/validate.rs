@@ -129,4 +129,8 @@ fn every_movement_scan_and_sort_kernel() {
         check(&format!("sort local {d}"), &super::sort::local(d));
     }
     check("sort output", &super::sort::output());
+    use super::radix::RadixKernel;
+    for k in [RadixKernel::Hist, RadixKernel::Scatter, RadixKernel::ScanBlock, RadixKernel::ScanAdd] {
+        check(&format!("radix {k:?}"), &super::radix::kernel(k));
+    }
 }

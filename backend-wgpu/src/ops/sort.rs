@@ -1,5 +1,8 @@
-//! sort, argsort and topk: a bitonic network over each row's (key, index) slots, the row
-//! padded to a power of two. One dispatch per step, all in one submission.
+//! sort, argsort and topk over each row's (key, index) slots: short rows through a bitonic
+//! network (the row padded to a power of two, one dispatch per step), rows of at least
+//! [`RADIX_MIN_ROW`] through the stable radix sort of [`radix`]; all in one submission.
+
+mod radix;
 
 use polycompute_core::{DType, DeviceBuffer, Result, Shape};
 
@@ -43,6 +46,9 @@ pub(crate) fn run(
     if rows == 0 || kk == 0 {
         return Ok(out);
     }
+    if n >= RADIX_MIN_ROW {
+        return radix_sort(dev, (rows, n, inner), output, kk, input, out);
+    }
     let p = n.next_power_of_two();
     let slots = rows * p;
     let slots32 = word(slots, "sort slots (rows times the axis rounded up to a power of two)")?;
@@ -53,7 +59,6 @@ pub(crate) fn run(
 
     let init = dev.kernel(KernelKey::SortInit(dtype), || Ok(gen::init(dtype)))?;
     let step = dev.kernel(KernelKey::SortStep(dtype), || Ok(gen::step(dtype)))?;
-    let last = dev.kernel(KernelKey::SortOut, || Ok(gen::output()))?;
     let sort_buffers = vec![input.raw().clone(), keys.raw().clone(), idx.raw().clone()];
     let mut launches = vec![Launch {
         kernel: init,
@@ -87,14 +92,60 @@ pub(crate) fn run(
         launches.push(local_step(k, k, LOCAL_SLOTS / 2));
         k *= 2;
     }
-    let (w, indices) = if output == Output::Values { (words(dtype), 0) } else { (1, 1) };
+    launches.push(output_pass(dev, (rows, n, inner), p, output, kk, [input, &idx, &out])?);
+    dev.launch(launches)?;
+    Ok(out)
+}
+
+/// Rows at least this long take the radix sort: from here on it is faster on lavapipe.
+pub(crate) const RADIX_MIN_ROW: usize = 2048;
+
+/// The radix sort of every row: the slots (no padding), the passes, the output pass.
+fn radix_sort(
+    dev: &WgpuDevice,
+    (rows, n, inner): (usize, usize, usize),
+    output: Output,
+    kk: usize,
+    input: &WgpuBuffer,
+    out: WgpuBuffer,
+) -> Result<WgpuBuffer> {
+    let dtype = input.dtype();
+    let slots = rows * n;
+    let kw = key_words(dtype);
+    let keys = dev.alloc(DType::U32, slots * kw)?;
+    let idx = dev.alloc(DType::U32, slots)?;
+    let descending = u32::from(matches!(output, Output::Top(_)));
+    let init = dev.kernel(KernelKey::SortInit(dtype), || Ok(gen::init(dtype)))?;
+    let mut launches = vec![Launch {
+        kernel: init,
+        buffers: vec![input.raw().clone(), keys.raw().clone(), idx.raw().clone()],
+        params: vec![word(slots, "sort slots")?, n as u32, n as u32, inner as u32, descending],
+        groups: groups(slots, WG),
+    }];
+    let mut scratch = Vec::new();
+    launches.extend(radix::launches(dev, &keys, &idx, rows, n, kw, &mut scratch)?);
+    launches.push(output_pass(dev, (rows, n, inner), n, output, kk, [input, &idx, &out])?);
+    dev.launch(launches)?;
+    drop(scratch);
+    Ok(out)
+}
+
+/// The last pass: the first `kk` slots of each row of `p` slots (`idx`), as values or indices.
+fn output_pass(
+    dev: &WgpuDevice,
+    (rows, n, inner): (usize, usize, usize),
+    p: usize,
+    output: Output,
+    kk: usize,
+    [input, idx, out]: [&WgpuBuffer; 3],
+) -> Result<Launch> {
+    let last = dev.kernel(KernelKey::SortOut, || Ok(gen::output()))?;
+    let (w, indices) = if output == Output::Values { (words(input.dtype()), 0) } else { (1, 1) };
     let total = rows * kk * w;
-    launches.push(Launch {
+    Ok(Launch {
         kernel: last,
         buffers: vec![input.raw().clone(), idx.raw().clone(), out.raw().clone()],
         params: vec![word(total, "sort output words")?, p as u32, n as u32, inner as u32, kk as u32, w as u32, indices],
         groups: groups(total, WG),
-    });
-    dev.launch(launches)?;
-    Ok(out)
+    })
 }
