@@ -1,15 +1,27 @@
 //! A stable LSD radix sort of (key, index) slots, for rows too long for the bitonic network
 //! of [`super::sort`]: 8-bit digits, least significant first (4 passes over one-word keys,
-//! 8 over f64's two words). Each pass counts digits per block of a row
-//! (`wgsl/radix_hist.wgsl`), scans the counts of all rows at once (`wgsl/scan_block.wgsl`,
-//! `wgsl/scan_add.wgsl`) and moves every slot to its place, equal digits in input order
+//! 8 over f64's two words). Each pass counts digits per segment of a row, a thread per
+//! segment (`wgsl/radix_hist.wgsl`), scans the counts of all rows at once
+//! (`wgsl/scan_block.wgsl`, `wgsl/scan_add.wgsl`) and moves every slot to its place, each
+//! thread walking its segment in order, so equal digits keep their input order
 //! (`wgsl/radix_scatter.wgsl`). The kernels take the key width at run time, so four
-//! kernels serve every dtype; none uses subgroups or 64-bit types.
+//! kernels serve every dtype; none uses subgroups, barriers in loops or 64-bit types.
+//!
+//! A thread per segment suits CPU adapters (lavapipe, llvmpipe: each thread is a sequential
+//! loop; a workgroup-cooperative scatter with bit-mask ranks measured 8x slower there);
+//! discrete GPUs would prefer coalesced, workgroup-wide segments.
 
 use super::{Builder, KernelSource, WG};
 
-/// Slots per block of a row: one histogram of 256 counts per block.
-pub(crate) const BLOCK: usize = 4096;
+/// Threads per workgroup of the histogram and scatter: few, so short rows still spread over
+/// several workgroups (a CPU adapter runs workgroups, not threads, in parallel).
+pub(crate) const SEGMENT_WG: u32 = 64;
+
+/// Slots per segment for `slots` slots in all: about 2048 segments, each of 256 to 4096
+/// slots (a segment's 256 histogram words are worth writing and scanning).
+pub(crate) fn segment_len(slots: usize) -> usize {
+    (slots / 2048).next_power_of_two().clamp(256, 4096)
+}
 
 /// Words one workgroup of [`scan_block`] scans.
 pub(crate) const SCAN_CHUNK: usize = 1024;
@@ -20,7 +32,7 @@ pub(crate) const RADIX: usize = 256;
 /// The four radix kernels, as the pipeline cache names them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum RadixKernel {
-    /// Digit counts per block.
+    /// Digit counts per segment.
     Hist,
     /// The stable scatter of one pass.
     Scatter,
@@ -39,16 +51,13 @@ pub(crate) fn kernel(kernel: RadixKernel) -> KernelSource {
         RadixKernel::Hist => {
             let mut b = Builder::new(PASS_PARAMS);
             b.storage("keys", "u32", false).storage("hist", "u32", true);
-            b.code("var<workgroup> counts: array<atomic<u32>, 256>;\n");
-            b.finish((WG, 1), include_str!("wgsl/radix_hist.wgsl"))
+            b.finish((SEGMENT_WG, 1), &segment_body(include_str!("wgsl/radix_hist.wgsl")))
         }
         RadixKernel::Scatter => {
             let mut b = Builder::new(PASS_PARAMS);
             b.storage("keys_in", "u32", false).storage("idx_in", "u32", false).storage("hist", "u32", false);
             b.storage("keys_out", "u32", true).storage("idx_out", "u32", true);
-            // One 256-bit mask per digit (8 words), and each digit's next destination.
-            b.code("var<workgroup> masks: array<atomic<u32>, 2048>;\nvar<workgroup> next: array<u32, 256>;\n");
-            b.finish((WG, 1), include_str!("wgsl/radix_scatter.wgsl"))
+            b.finish((SEGMENT_WG, 1), &segment_body(include_str!("wgsl/radix_scatter.wgsl")))
         }
         RadixKernel::ScanBlock => {
             let mut b = Builder::new(1);
@@ -62,6 +71,11 @@ pub(crate) fn kernel(kernel: RadixKernel) -> KernelSource {
             b.finish((WG, 1), include_str!("wgsl/scan_add.wgsl"))
         }
     }
+}
+
+/// A segment kernel's body, its workgroup size filled in.
+fn segment_body(template: &str) -> String {
+    super::shaders::instantiate(template, &[("WG", &SEGMENT_WG.to_string())])
 }
 
 /// The (key word, shift) of LSD pass `pass` over keys of `kw` words (word 0 most significant).
@@ -91,6 +105,14 @@ mod tests {
         assert_eq!(one, [(0, 0), (0, 8), (0, 16), (0, 24)]);
         let two: Vec<_> = (0..8).map(|p| digit(2, p)).collect();
         assert_eq!(two, [(1, 0), (1, 8), (1, 16), (1, 24), (0, 0), (0, 8), (0, 16), (0, 24)]);
+    }
+
+    #[test]
+    fn segments_stay_between_256_and_4096_slots() {
+        assert_eq!(segment_len(2048), 256);
+        assert_eq!(segment_len(1 << 20), 512);
+        assert_eq!(segment_len(1 << 24), 4096);
+        assert_eq!(segment_len(1 << 30), 4096);
     }
 
     #[test]

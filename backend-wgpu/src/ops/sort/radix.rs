@@ -6,7 +6,7 @@
 use polycompute_core::{DType, Result};
 
 use crate::buffer::WgpuBuffer;
-use crate::codegen::radix::{self as gen, RadixKernel, BLOCK, RADIX, SCAN_CHUNK};
+use crate::codegen::radix::{self as gen, RadixKernel, RADIX, SCAN_CHUNK, SEGMENT_WG};
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;
@@ -28,7 +28,8 @@ pub(crate) fn launches(
     let kernel = |k| dev.kernel(KernelKey::Radix(k), || Ok(gen::kernel(k)));
     let (hist_k, scatter_k) = (kernel(RadixKernel::Hist)?, kernel(RadixKernel::Scatter)?);
     let (scan_k, add_k) = (kernel(RadixKernel::ScanBlock)?, kernel(RadixKernel::ScanAdd)?);
-    let nb = n.div_ceil(BLOCK);
+    let size = gen::segment_len(rows * n);
+    let nb = n.div_ceil(size);
     let blocks = rows * nb;
     let levels = gen::scan_levels(blocks * RADIX);
     // The words scanned at each level, then the one total of the last level.
@@ -45,19 +46,19 @@ pub(crate) fn launches(
         let (kword, shift) = gen::digit(kw, pass);
         let params = vec![
             word(n, "sort axis length")?,
-            word(nb, "radix blocks per row")?,
-            word(blocks, "radix blocks")?,
+            word(nb, "radix segments per row")?,
+            word(blocks, "radix segments")?,
             kw as u32,
             kword,
             shift,
-            BLOCK as u32,
+            size as u32,
         ];
         let (from, to) = (&slots[pass % 2], &slots[(pass + 1) % 2]);
         out.push(Launch {
             kernel: hist_k.clone(),
             buffers: vec![from.0.clone(), hist.clone()],
             params: params.clone(),
-            groups: blocks as u64,
+            groups: groups(blocks, SEGMENT_WG),
         });
         for (l, &len) in levels.iter().enumerate() {
             out.push(Launch {
@@ -79,11 +80,12 @@ pub(crate) fn launches(
             kernel: scatter_k.clone(),
             buffers: vec![from.0.clone(), from.1.clone(), hist.clone(), to.0.clone(), to.1.clone()],
             params,
-            groups: blocks as u64,
+            groups: groups(blocks, SEGMENT_WG),
         });
     }
     keep.extend(scan_bufs);
     keep.extend([keys2, idx2]);
     Ok(out)
 }
+
 
