@@ -1,6 +1,6 @@
-//! A stable LSD radix sort of (key, index) slots, for rows too long for the bitonic network
-//! of [`super::sort`]: 8-bit digits, least significant first (4 passes over one-word keys,
-//! 8 over f64's two words). Each pass counts digits per segment of a row, a thread per
+//! A stable LSD radix sort of (key, index) slots, the keys of [`super::sort`] (numpy's order
+//! as unsigned integers): 4-bit digits, least significant first (8 passes over one-word
+//! keys, 16 over f64's two words). Each pass counts digits per segment of a row, a thread per
 //! segment (`wgsl/radix_hist.wgsl`), scans the counts of all rows at once
 //! (`wgsl/scan_block.wgsl`, `wgsl/scan_add.wgsl`) and moves every slot to its place, each
 //! thread walking its segment in order, so equal digits keep their input order
@@ -8,8 +8,10 @@
 //! kernels serve every dtype; none uses subgroups, barriers in loops or 64-bit types.
 //!
 //! A thread per segment suits CPU adapters (lavapipe, llvmpipe: each thread is a sequential
-//! loop; a workgroup-cooperative scatter with bit-mask ranks measured 8x slower there);
-//! discrete GPUs would prefer coalesced, workgroup-wide segments.
+//! loop; a workgroup-cooperative scatter with bit-mask ranks measured 8x slower there).
+//! Digits of 4 bits rather than 8: a SIMD vector of threads then writes to 8 x 16 places at
+//! once, not 8 x 256, which stays in cache (measured 1.5-2x faster per sort on lavapipe
+//! despite twice the passes). Discrete GPUs would prefer coalesced, workgroup-wide segments.
 
 use super::{Builder, KernelSource, WG};
 
@@ -18,7 +20,7 @@ use super::{Builder, KernelSource, WG};
 pub(crate) const SEGMENT_WG: u32 = 64;
 
 /// Slots per segment for `slots` slots in all: about 2048 segments, each of 256 to 4096
-/// slots (a segment's 256 histogram words are worth writing and scanning).
+/// slots (a segment's histogram words are worth writing and scanning).
 pub(crate) fn segment_len(slots: usize) -> usize {
     (slots / 2048).next_power_of_two().clamp(256, 4096)
 }
@@ -26,8 +28,14 @@ pub(crate) fn segment_len(slots: usize) -> usize {
 /// Words one workgroup of [`scan_block`] scans.
 pub(crate) const SCAN_CHUNK: usize = 1024;
 
-/// Digits per pass: 8 bits.
-pub(crate) const RADIX: usize = 256;
+/// Bits per digit.
+pub(crate) const DIGIT_BITS: usize = 4;
+
+/// Digits per pass.
+pub(crate) const RADIX: usize = 1 << DIGIT_BITS;
+
+/// Passes per key word.
+pub(crate) const PASSES_PER_WORD: usize = 32 / DIGIT_BITS;
 
 /// The four radix kernels, as the pipeline cache names them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -75,12 +83,15 @@ pub(crate) fn kernel(kernel: RadixKernel) -> KernelSource {
 
 /// A segment kernel's body, its workgroup size filled in.
 fn segment_body(template: &str) -> String {
-    super::shaders::instantiate(template, &[("WG", &SEGMENT_WG.to_string())])
+    super::shaders::instantiate(
+        template,
+        &[("WG", &SEGMENT_WG.to_string()), ("BINS", &RADIX.to_string()), ("MASK", &(RADIX - 1).to_string())],
+    )
 }
 
 /// The (key word, shift) of LSD pass `pass` over keys of `kw` words (word 0 most significant).
 pub(crate) fn digit(kw: usize, pass: usize) -> (u32, u32) {
-    ((kw - 1 - pass / 4) as u32, (pass % 4 * 8) as u32)
+    ((kw - 1 - pass / PASSES_PER_WORD) as u32, (pass % PASSES_PER_WORD * DIGIT_BITS) as u32)
 }
 
 /// The lengths of the scan's levels over `len` words: each level's chunk totals, until one
@@ -101,10 +112,12 @@ mod tests {
 
     #[test]
     fn passes_walk_the_key_from_its_least_significant_byte() {
-        let one: Vec<_> = (0..4).map(|p| digit(1, p)).collect();
-        assert_eq!(one, [(0, 0), (0, 8), (0, 16), (0, 24)]);
-        let two: Vec<_> = (0..8).map(|p| digit(2, p)).collect();
-        assert_eq!(two, [(1, 0), (1, 8), (1, 16), (1, 24), (0, 0), (0, 8), (0, 16), (0, 24)]);
+        let one: Vec<_> = (0..PASSES_PER_WORD).map(|p| digit(1, p)).collect();
+        assert_eq!(one, [(0, 0), (0, 4), (0, 8), (0, 12), (0, 16), (0, 20), (0, 24), (0, 28)]);
+        let two: Vec<_> = (0..2 * PASSES_PER_WORD).map(|p| digit(2, p)).collect();
+        assert_eq!(two[..2], [(1, 0), (1, 4)]);
+        assert_eq!(two[7..9], [(1, 28), (0, 0)]);
+        assert_eq!(two[15], (0, 28));
     }
 
     #[test]

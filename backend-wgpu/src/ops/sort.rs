@@ -1,6 +1,7 @@
-//! sort, argsort and topk over each row's (key, index) slots: short rows through a bitonic
-//! network (the row padded to a power of two, one dispatch per step), rows of at least
-//! [`RADIX_MIN_ROW`] through the stable radix sort of [`radix`]; all in one submission.
+//! sort, argsort and topk over each row's (key, index) slots: the stable radix sort of
+//! [`radix`] where [`takes_radix`] says so (rows of 64 and more, 8192 slots in all), else a
+//! bitonic network (the row padded to a power of two, one dispatch per step); all in one
+//! submission.
 
 mod radix;
 
@@ -46,7 +47,7 @@ pub(crate) fn run(
     if rows == 0 || kk == 0 {
         return Ok(out);
     }
-    if n >= RADIX_MIN_ROW {
+    if takes_radix(rows, n) {
         return radix_sort(dev, (rows, n, inner), output, kk, input, out);
     }
     let p = n.next_power_of_two();
@@ -97,8 +98,14 @@ pub(crate) fn run(
     Ok(out)
 }
 
-/// Rows at least this long take the radix sort: from here on it is faster on lavapipe.
-pub(crate) const RADIX_MIN_ROW: usize = 2048;
+/// Whether rows of `n` (`rows` of them) take the radix sort rather than the bitonic network.
+/// Measured on lavapipe (argsort of f32, 2^18..2^20 elements): radix is 2-14x faster from
+/// rows of 64 up (the network's workgroup steps wait at a barrier per step); below 64 slots,
+/// and for fewer than 8192 slots in all, where launches dominate and the network needs
+/// fewer of them, the network is faster.
+pub(crate) fn takes_radix(rows: usize, n: usize) -> bool {
+    n >= 64 && rows * n >= 8192
+}
 
 /// The radix sort of every row: the slots (no padding), the passes, the output pass.
 fn radix_sort(

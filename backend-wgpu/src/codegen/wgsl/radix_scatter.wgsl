@@ -16,10 +16,10 @@
     let seg = t % nb;
     let start = row * n + seg * size;
     let end = row * n + min(n, (seg + 1u) * size);
-    var next = array<u32, 256>();
-    for (var d = 0u; d < 256u; d = d + 1u) { next[d] = hist[(row * 256u + d) * nb + seg]; }
+    var next = array<u32, {BINS}>();
+    for (var d = 0u; d < {BINS}u; d = d + 1u) { next[d] = hist[(row * {BINS}u + d) * nb + seg]; }
     for (var i = start; i < end; i = i + 1u) {
-        let d = (keys_in[i * kw + kword] >> shift) & 255u;
+        let d = (keys_in[i * kw + kword] >> shift) & {MASK}u;
         let to = next[d];
         next[d] = to + 1u;
         for (var w = 0u; w < kw; w = w + 1u) { keys_out[to * kw + w] = keys_in[i * kw + w]; }

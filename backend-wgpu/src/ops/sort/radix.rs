@@ -42,7 +42,7 @@ pub(crate) fn launches(
     let slots = [(keys.raw().clone(), idx.raw().clone()), (keys2.raw().clone(), idx2.raw().clone())];
     let hist = scan_bufs[0].raw().clone();
     let mut out = Vec::new();
-    for pass in 0..4 * kw {
+    for pass in 0..gen::PASSES_PER_WORD * kw {
         let (kword, shift) = gen::digit(kw, pass);
         let params = vec![
             word(n, "sort axis length")?,
