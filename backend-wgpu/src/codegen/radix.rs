@@ -13,6 +13,8 @@
 //! once, not 8 x 256, which stays in cache (measured 1.5-2x faster per sort on lavapipe
 //! despite twice the passes). Discrete GPUs would prefer coalesced, workgroup-wide segments.
 
+use polycompute_core::DType;
+
 use super::{Builder, KernelSource, WG};
 
 /// Threads per workgroup of the histogram and scatter: few, so short rows still spread over
@@ -40,6 +42,8 @@ pub(crate) const PASSES_PER_WORD: usize = 32 / DIGIT_BITS;
 /// The four radix kernels, as the pipeline cache names them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum RadixKernel {
+    /// The slots of a dtype's keys and their payloads (`wgsl/radix_init.wgsl`).
+    Init(DType),
     /// Digit counts per segment.
     Hist,
     /// The stable scatter of one pass.
@@ -50,12 +54,19 @@ pub(crate) enum RadixKernel {
     ScanAdd,
 }
 
-/// Parameters of [`hist`] and [`scatter`].
-const PASS_PARAMS: usize = 7;
+/// Parameters of the histogram and the scatter.
+const PASS_PARAMS: usize = 8;
 
 /// The source of `kernel`.
 pub(crate) fn kernel(kernel: RadixKernel) -> KernelSource {
     match kernel {
+        RadixKernel::Init(dtype) => {
+            let mut b = Builder::new(5);
+            b.storage("src", "u32", false).storage("keys", "u32", true).storage("idx", "u32", true);
+            b.code(&super::sort::key_code(dtype));
+            let vw = super::sort::key_words(dtype).to_string();
+            b.finish((WG, 1), &super::shaders::instantiate(include_str!("wgsl/radix_init.wgsl"), &[("VW", &vw)]))
+        }
         RadixKernel::Hist => {
             let mut b = Builder::new(PASS_PARAMS);
             b.storage("keys", "u32", false).storage("hist", "u32", true);

@@ -130,7 +130,8 @@ fn every_movement_scan_and_sort_kernel() {
     }
     check("sort output", &super::sort::output());
     use super::radix::RadixKernel;
-    for k in [RadixKernel::Hist, RadixKernel::Scatter, RadixKernel::ScanBlock, RadixKernel::ScanAdd] {
-        check(&format!("radix {k:?}"), &super::radix::kernel(k));
+    let init = DType::ALL.map(RadixKernel::Init);
+    for k in [RadixKernel::Hist, RadixKernel::Scatter, RadixKernel::ScanBlock, RadixKernel::ScanAdd].iter().chain(&init) {
+        check(&format!("radix {k:?}"), &super::radix::kernel(*k));
     }
 }

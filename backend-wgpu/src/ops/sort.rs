@@ -9,6 +9,7 @@ use polycompute_core::{DType, DeviceBuffer, Result, Shape};
 
 use crate::buffer::WgpuBuffer;
 use crate::codegen::movement::words;
+use crate::codegen::radix::{self as radix_gen, RadixKernel};
 use crate::codegen::sort::{self as gen, key_words, LOCAL_SLOTS};
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
@@ -107,7 +108,8 @@ pub(crate) fn takes_radix(rows: usize, n: usize) -> bool {
     n >= 64 && rows * n >= 8192
 }
 
-/// The radix sort of every row: the slots (no padding), the passes, the output pass.
+/// The radix sort of every row: the slots (no padding; sort carries the values, argsort
+/// and topk the indices), the passes, the output pass.
 fn radix_sort(
     dev: &WgpuDevice,
     (rows, n, inner): (usize, usize, usize),
@@ -119,19 +121,25 @@ fn radix_sort(
     let dtype = input.dtype();
     let slots = rows * n;
     let kw = key_words(dtype);
+    let carry_values = output == Output::Values;
+    let pw = if carry_values { words(dtype) } else { 1 };
     let keys = dev.alloc(DType::U32, slots * kw)?;
-    let idx = dev.alloc(DType::U32, slots)?;
+    let payload = dev.alloc(DType::U32, slots * pw)?;
     let descending = u32::from(matches!(output, Output::Top(_)));
-    let init = dev.kernel(KernelKey::SortInit(dtype), || Ok(gen::init(dtype)))?;
+    let init = dev.kernel(KernelKey::Radix(RadixKernel::Init(dtype)), || Ok(radix_gen::kernel(RadixKernel::Init(dtype))))?;
     let mut launches = vec![Launch {
         kernel: init,
-        buffers: vec![input.raw().clone(), keys.raw().clone(), idx.raw().clone()],
-        params: vec![word(slots, "sort slots")?, n as u32, n as u32, inner as u32, descending],
+        buffers: vec![input.raw().clone(), keys.raw().clone(), payload.raw().clone()],
+        params: vec![word(slots, "sort slots")?, n as u32, inner as u32, descending, u32::from(carry_values)],
         groups: groups(slots, WG),
     }];
     let mut scratch = Vec::new();
-    launches.extend(radix::launches(dev, &keys, &idx, rows, n, kw, &mut scratch)?);
-    launches.push(output_pass(dev, (rows, n, inner), n, output, kk, [input, &idx, &out])?);
+    launches.extend(radix::launches(dev, &keys, &payload, rows, n, (kw, pw), &mut scratch)?);
+    let mut last = output_pass(dev, (rows, n, inner), n, output, kk, [input, &payload, &out])?;
+    if carry_values {
+        last.params[6] = 2;
+    }
+    launches.push(last);
     dev.launch(launches)?;
     drop(scratch);
     Ok(out)

@@ -1,9 +1,9 @@
 // Radix sort, stable scatter: each thread walks the segment radix_hist.wgsl counted, in
-// order, and moves every (key, index) slot to the next free slot of its digit, which starts
+// order, and moves every (key, payload) slot to the next free slot of its digit, which starts
 // at the scanned histogram entry of (row, digit, segment): equal digits keep their input
 // order. A thread per segment needs no barriers, atomics or subgroups, so every adapter runs
 // it, and on CPU adapters (lavapipe, llvmpipe) each thread is a plain sequential loop.
-// prm: as radix_hist.wgsl.
+// prm: as radix_hist.wgsl, and 7 payload words per slot.
     let t = g * {WG}u + lid;
     if (t >= prm(2u)) { return; }
     let n = prm(0u);
@@ -12,6 +12,7 @@
     let kword = prm(4u);
     let shift = prm(5u);
     let size = prm(6u);
+    let pw = prm(7u);
     let row = t / nb;
     let seg = t % nb;
     let start = row * n + seg * size;
@@ -23,5 +24,5 @@
         let to = next[d];
         next[d] = to + 1u;
         for (var w = 0u; w < kw; w = w + 1u) { keys_out[to * kw + w] = keys_in[i * kw + w]; }
-        idx_out[to] = idx_in[i];
+        for (var w = 0u; w < pw; w = w + 1u) { idx_out[to * pw + w] = idx_in[i * pw + w]; }
     }

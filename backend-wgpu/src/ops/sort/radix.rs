@@ -13,8 +13,8 @@ use crate::ops::groups;
 use crate::ops::movement::word;
 use crate::pipeline_cache::KernelKey;
 
-/// The launches that sort `keys` (`kw` words per slot) and `idx` of `rows` rows of `n`
-/// slots in place, stably. `keep` receives the scratch buffers, which must outlive the
+/// The launches that sort `keys` (`kw` words per slot) and their payloads `idx` (`pw` words
+/// per slot) of `rows` rows of `n` slots in place, stably. `keep` receives the scratch buffers, which must outlive the
 /// submission.
 pub(crate) fn launches(
     dev: &WgpuDevice,
@@ -22,7 +22,7 @@ pub(crate) fn launches(
     idx: &WgpuBuffer,
     rows: usize,
     n: usize,
-    kw: usize,
+    (kw, pw): (usize, usize),
     keep: &mut Vec<WgpuBuffer>,
 ) -> Result<Vec<Launch>> {
     let kernel = |k| dev.kernel(KernelKey::Radix(k), || Ok(gen::kernel(k)));
@@ -38,7 +38,7 @@ pub(crate) fn launches(
         scan_bufs.push(dev.alloc(DType::U32, len)?);
     }
     let keys2 = dev.alloc(DType::U32, rows * n * kw)?;
-    let idx2 = dev.alloc(DType::U32, rows * n)?;
+    let idx2 = dev.alloc(DType::U32, rows * n * pw)?;
     let slots = [(keys.raw().clone(), idx.raw().clone()), (keys2.raw().clone(), idx2.raw().clone())];
     let hist = scan_bufs[0].raw().clone();
     let mut out = Vec::new();
@@ -52,6 +52,7 @@ pub(crate) fn launches(
             kword,
             shift,
             size as u32,
+            pw as u32,
         ];
         let (from, to) = (&slots[pass % 2], &slots[(pass + 1) % 2]);
         out.push(Launch {
