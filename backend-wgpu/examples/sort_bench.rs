@@ -6,7 +6,8 @@
 //! cargo run -p polycompute-wgpu --example sort_bench -- 16 20 24
 //! ```
 //!
-//! `POLYCOMPUTE_WGPU_ORDINAL` picks the adapter (default 0). One line per size and op:
+//! `POLYCOMPUTE_WGPU_ORDINAL` picks the adapter (default 0), `POLYCOMPUTE_SORT_OPS` the ops
+//! (a comma list of sort, argsort, topk100; default all). One line per size and op:
 //! `op log2n elements/s`, so two builds' outputs can be put side by side.
 
 use std::time::Instant;
@@ -27,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reps: usize = std::env::var("POLYCOMPUTE_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
     let sizes: Vec<u32> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![16, 20, 24] } else { sizes };
+    let wanted = std::env::var("POLYCOMPUTE_SORT_OPS").unwrap_or_else(|_| "sort,argsort,topk100".into());
     let dev = Device::from_backend(WgpuBackend.open(ordinal)?);
     for log2n in sizes {
         let n = 1usize << log2n;
@@ -40,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ("argsort", Box::new(|x| x.argsort(0)?.to_vec())),
             ("topk100", Box::new(|x| x.topk(100, 0)?.1.to_vec())),
         ];
-        for (name, run) in ops {
+        for (name, run) in ops.into_iter().filter(|(name, _)| wanted.split(',').any(|w| w == *name)) {
             let got = run(&x)?;
             let want: Vec<u32> = match name {
                 "sort" => order.iter().map(|&i| host[i as usize].to_bits()).collect(),

@@ -126,7 +126,8 @@ fn radix_sort(
     let keys = dev.alloc(DType::U32, slots * kw)?;
     let payload = dev.alloc(DType::U32, slots * pw)?;
     let descending = u32::from(matches!(output, Output::Top(_)));
-    let init = dev.kernel(KernelKey::Radix(RadixKernel::Init(dtype)), || Ok(radix_gen::kernel(RadixKernel::Init(dtype))))?;
+    let init =
+        dev.kernel(KernelKey::Radix(RadixKernel::Init(dtype)), || Ok(radix_gen::kernel(RadixKernel::Init(dtype))))?;
     let mut launches = vec![Launch {
         kernel: init,
         buffers: vec![input.raw().clone(), keys.raw().clone(), payload.raw().clone()],

@@ -88,5 +88,3 @@ pub(crate) fn launches(
     keep.extend([keys2, idx2]);
     Ok(out)
 }
-
-
