@@ -1,5 +1,5 @@
 //! The launches of the radix sort (`codegen::radix`) over `rows` contiguous rows of `n`
-//! (key, index) slots: per pass a histogram, its scan and the stable scatter, ping-ponging
+//! (key, payload) slots: per pass a histogram, its scan and the stable scatter, ping-ponging
 //! between the caller's buffers and a second pair, an even number of passes, so the sorted
 //! slots end in the caller's buffers.
 
@@ -14,8 +14,9 @@ use crate::ops::movement::word;
 use crate::pipeline_cache::KernelKey;
 
 /// The launches that sort `keys` (`kw` words per slot) and their payloads `idx` (`pw` words
-/// per slot) of `rows` rows of `n` slots in place, stably. `keep` receives the scratch buffers, which must outlive the
-/// submission.
+/// per slot) of `rows` rows of `n` slots in place, stably. `keep` receives the scratch
+/// buffers: they must stay allocated until the launches are submitted, or the buffer pool
+/// could hand them to another allocation of the same submission.
 pub(crate) fn launches(
     dev: &WgpuDevice,
     keys: &WgpuBuffer,
@@ -30,8 +31,8 @@ pub(crate) fn launches(
     let (scan_k, add_k) = (kernel(RadixKernel::ScanBlock)?, kernel(RadixKernel::ScanAdd)?);
     let size = gen::segment_len(rows * n);
     let nb = n.div_ceil(size);
-    let blocks = rows * nb;
-    let levels = gen::scan_levels(blocks * RADIX);
+    let segments = rows * nb;
+    let levels = gen::scan_levels(segments * RADIX);
     // The words scanned at each level, then the one total of the last level.
     let mut scan_bufs = Vec::with_capacity(levels.len() + 1);
     for &len in levels.iter().chain([&1]) {
@@ -47,7 +48,7 @@ pub(crate) fn launches(
         let params = vec![
             word(n, "sort axis length")?,
             word(nb, "radix segments per row")?,
-            word(blocks, "radix segments")?,
+            word(segments, "radix segments")?,
             kw as u32,
             kword,
             shift,
@@ -59,7 +60,7 @@ pub(crate) fn launches(
             kernel: hist_k.clone(),
             buffers: vec![from.0.clone(), hist.clone()],
             params: params.clone(),
-            groups: groups(blocks, SEGMENT_WG),
+            groups: groups(segments, SEGMENT_WG),
         });
         for (l, &len) in levels.iter().enumerate() {
             out.push(Launch {
@@ -81,7 +82,7 @@ pub(crate) fn launches(
             kernel: scatter_k.clone(),
             buffers: vec![from.0.clone(), from.1.clone(), hist.clone(), to.0.clone(), to.1.clone()],
             params,
-            groups: groups(blocks, SEGMENT_WG),
+            groups: groups(segments, SEGMENT_WG),
         });
     }
     keep.extend(scan_bufs);
