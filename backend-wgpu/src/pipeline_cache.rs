@@ -41,6 +41,8 @@ pub(crate) enum KernelKey {
     SortLocal(DType),
     /// The sort's output pass.
     SortOut,
+    /// A kernel of the radix sort (any key width).
+    Radix(crate::codegen::radix::RadixKernel),
     /// One reduction pass.
     Reduce(Pass),
     /// The tiled matmul.

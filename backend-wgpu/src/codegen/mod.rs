@@ -11,6 +11,7 @@ pub(crate) mod layout;
 pub(crate) mod map;
 pub(crate) mod matmul;
 pub(crate) mod movement;
+pub(crate) mod radix;
 pub(crate) mod reduce;
 pub(crate) mod semantics;
 pub(crate) mod shaders;

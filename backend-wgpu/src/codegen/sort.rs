@@ -16,7 +16,7 @@ pub(crate) fn key_words(dtype: DType) -> usize {
 }
 
 /// The key helpers (`sort_key`, `load_key`, `store_key`, `slot_before`) of `dtype`.
-fn key_code(dtype: DType) -> String {
+pub(crate) fn key_code(dtype: DType) -> String {
     let key = match dtype {
         DType::U32 => "return b;",
         DType::I32 => "return b ^ 0x80000000u;",

@@ -134,4 +134,10 @@ fn every_movement_scan_and_sort_kernel() {
         check(&format!("sort local {d}"), &super::sort::local(d));
     }
     check("sort output", &super::sort::output());
+    use super::radix::RadixKernel;
+    let init = DType::ALL.map(RadixKernel::Init);
+    for k in [RadixKernel::Hist, RadixKernel::Scatter, RadixKernel::ScanBlock, RadixKernel::ScanAdd].iter().chain(&init)
+    {
+        check(&format!("radix {k:?}"), &super::radix::kernel(*k));
+    }
 }
