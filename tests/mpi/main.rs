@@ -7,6 +7,7 @@
 //! compare runs on 2 and 4 ranks: the same seed must give the same outputs on any number
 //! of ranks, and on the local pool (compared here, in-process).
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -64,14 +65,44 @@ impl Task for Die {
     type Input = ();
     type Output = ();
     fn run(&self, _: &mut WorkerContext, (): ()) -> Result<(), BoxError> {
-        let _ = std::process::Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
-        std::thread::sleep(Duration::from_secs(60));
+        kill_self();
         Ok(())
     }
 }
 
+/// SIGKILLs this process (and waits for it).
+fn kill_self() {
+    let _ = std::process::Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+/// Logs its input to a file (one line per execution, from any rank), kills its own rank
+/// at input [`KILL_AT`] when `MPI_JOURNAL_DIE` is set, else returns the square and whether
+/// it ran in the run that was to die.
+struct Counted;
+impl Task for Counted {
+    const NAME: &'static str = "counted";
+    type Input = (String, u64);
+    type Output = (u64, bool);
+    fn run(&self, _: &mut WorkerContext, (log, x): (String, u64)) -> Result<(u64, bool), BoxError> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&log)?;
+        f.write_all(format!("{x}\n").as_bytes())?;
+        let dying = std::env::var_os("MPI_JOURNAL_DIE").is_some();
+        if dying && x == KILL_AT {
+            kill_self();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        Ok((x * x, dying))
+    }
+}
+
+/// The journal run's tasks, and which one kills its rank in the first run.
+const JOURNALED: u64 = 300;
+const KILL_AT: u64 = 60;
+
 fn tasks() -> Tasks {
-    Tasks::new().add(Draw).add(Where).add(Sleep).add(Die)
+    Tasks::new().add(Draw).add(Where).add(Sleep).add(Die).add(Counted)
 }
 
 const N: u64 = 10_000;
@@ -174,6 +205,52 @@ fn timeout_and_cancel(tasks: &Tasks) -> Result<String, String> {
     Ok(String::new())
 }
 
+/// With `MPI_JOURNAL=<dir>` set: a map of [`Counted`] with the journal `<dir>/journal`,
+/// each execution logged to `<dir>/log`. With `MPI_JOURNAL_DIE` set too, a worker rank
+/// kills itself halfway and the launcher ends the job (the script checks that it fails);
+/// the rerun without it must give every task's result once, the first run's finished
+/// tasks from the journal (not run again), the others run exactly once.
+fn journaled(tasks: &Tasks, dir: &str) -> Result<(), String> {
+    let log = format!("{dir}/log");
+    let executions = || -> HashMap<u64, usize> {
+        let mut n = HashMap::new();
+        for line in std::fs::read_to_string(&log).unwrap_or_default().lines() {
+            if let Ok(x) = line.parse() {
+                *n.entry(x).or_default() += 1;
+            }
+        }
+        n
+    };
+    let pool = Pool::builder(tasks).journal(format!("{dir}/journal")).chunk_size(1).build().map_err(|e| e.to_string())?;
+    let before = executions();
+    let got = pool.map::<Counted>((0..JOURNALED).map(|x| (log.clone(), x)));
+    if std::env::var_os("MPI_JOURNAL_DIE").is_some() {
+        return Err(format!("task {KILL_AT} killed its rank and the job went on"));
+    }
+    let after = executions();
+    let mut replayed = 0;
+    for (x, r) in got.iter().enumerate() {
+        let x = x as u64;
+        let (value, from_first_run) = r.as_ref().map_err(|e| format!("task {x}: {e}"))?;
+        check(*value == x * x, format!("task {x} gave {value}"))?;
+        let ran = after.get(&x).copied().unwrap_or(0) - before.get(&x).copied().unwrap_or(0);
+        if *from_first_run {
+            replayed += 1;
+            check(ran == 0, format!("task {x} finished in the first run and ran {ran} more times"))?;
+        } else {
+            check(ran == 1, format!("task {x} ran {ran} times in the rerun"))?;
+        }
+    }
+    check(replayed > 0 && replayed < JOURNALED, format!("{replayed} of {JOURNALED} results from the journal"))?;
+    let first_run: usize = before.values().sum();
+    println!(
+        "journal: the killed run executed {first_run} tasks; the rerun took {replayed} results from the journal \
+         and ran the other {}, each once",
+        JOURNALED - replayed
+    );
+    Ok(())
+}
+
 /// With `MPI_BENCH` set: start to first result, no-op round trip (median), unbatched and
 /// batched map throughput on the worker ranks (figures only; nothing asserted).
 fn bench(tasks: &Tasks) -> Result<(), String> {
@@ -228,6 +305,9 @@ fn main() -> ExitCode {
             println!("singleton: local plan ({:?}); run me under mpirun for the MPI cases", plan.mode);
             return Ok(());
         };
+        if let Ok(dir) = std::env::var("MPI_JOURNAL") {
+            return journaled(&tasks, &dir);
+        }
         if std::env::var_os("MPI_DIE").is_some() {
             // A worker rank dies mid-run: the default launcher must end the whole job (the
             // script checks that mpirun fails, and fast); reaching the end here is the bug.
