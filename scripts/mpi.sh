@@ -2,7 +2,9 @@
 # CI for the pool on MPI worker ranks (feature `mpi`, issue 16): installs Open MPI and
 # libclang (the `mpi` crate's bindgen) when missing, builds the MPI test with
 # `--features mpi`, and runs it under mpirun on 4 and on 2 ranks (the same seed must give
-# the same outputs: the digests are compared) and once without a launcher (the local plan).
+# the same outputs: the digests are compared) and once without a launcher (the local plan);
+# then a rank SIGKILLed under a default launcher (the job fails; its result journal lets the
+# rerun skip every finished task) and under `--enable-recovery` (the job goes on).
 #
 # All MPI traffic stays on this machine: shared memory only (`--mca pml ob1 --mca btl
 # self,vader`: no UCX, no TCP between ranks) and Open MPI's own out-of-band channel pinned to
@@ -82,4 +84,16 @@ if ((rc == 0 || took >= 30)) || ! grep -q "exited on signal 9" <<<"$died"; then
 fi
 echo "a killed worker rank ended the job in ${took}s (mpirun status $rc): $(grep -m1 "exited on signal 9" <<<"$died")"
 MPI_JOURNAL="$jdir" mpi 3 -x MPI_JOURNAL "$exe"
-echo "scripts/mpi.sh: MPI worker ranks passed on 4 and 2 ranks (same outputs as the local pool)"
+# Under --enable-recovery (Open MPI) the job outlives a SIGKILLed rank: the pool marks it
+# lost after its lease, retries its task on another rank, and (opted in) rank 0 exits
+# with status 3 — which mpirun does not pass on (it exits 0), so rank 0 runs under a shell
+# that records it (MPMD: `-n 1 sh -c ... : -n 3 exe`).
+status="$jdir/status"
+echo "+ MPI_RECOVER=3 mpirun --enable-recovery -n 1 sh -c '$exe; echo \$? > status' : -n 3 $exe"
+MPI_RECOVER=3 timeout -k 10 60 mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader \
+    --enable-recovery -x MPI_RECOVER -n 1 sh -c "\"$exe\"; echo \$? > \"$status\"" : -n 3 "$exe"
+if [[ "$(cat "$status" 2>/dev/null)" != 3 ]]; then
+    echo "scripts/mpi.sh: rank 0 exited with status '$(cat "$status" 2>/dev/null)' after losing a rank, not 3" >&2
+    exit 1
+fi
+echo "scripts/mpi.sh: MPI worker ranks passed on 4 and 2 ranks (same outputs as the local pool), journal and recovery"

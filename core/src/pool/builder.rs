@@ -69,6 +69,7 @@ impl PoolBuilder {
                 worker_exe: None,
                 start_timeout: Duration::from_secs(30),
                 reroute: true,
+                rank_lease: Duration::from_secs(3),
                 journal: None,
             },
             broadcast: BroadcastData::default(),
@@ -253,6 +254,21 @@ impl PoolBuilder {
     /// ```
     pub fn journal(mut self, path: impl Into<PathBuf>) -> Self {
         self.journal = Some(path.into());
+        self
+    }
+
+    /// MPI worker ranks: how long a rank may stay silent before rank 0 counts it as lost
+    /// (default 3 s, at least 0.5 s). A rank serving a pool sends a heartbeat every 100 ms,
+    /// also while it runs a long task, so only a dead or frozen rank stays silent.
+    ///
+    /// Under `mpirun --enable-recovery` the launch outlives a dead rank: the pool then
+    /// marks the rank lost (see [`super::WorkerInfo::lost`] and `mpi_lost_ranks`, and a
+    /// warning), runs the task it was running again on the other ranks as a new attempt
+    /// when [`PoolBuilder::retries`] allows (else it fails as `Crashed`), and sends it no
+    /// more work. Under a default launcher a dead rank ends the whole job at once; see
+    /// [`PoolBuilder::journal`].
+    pub fn rank_lease(mut self, lease: Duration) -> Self {
+        self.cfg.rank_lease = lease.max(Duration::from_millis(500));
         self
     }
 

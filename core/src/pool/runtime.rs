@@ -37,6 +37,9 @@ pub struct WorkerInfo {
     pub restarts: u64,
     /// Time spent running tasks.
     pub busy: Duration,
+    /// The worker is gone for good: an MPI rank that stopped answering within its lease
+    /// (see `PoolBuilder::rank_lease`), or a worker that could not be started.
+    pub lost: bool,
 }
 
 /// A pool of workers, one or more per device, running [`Task`]s from one queue (so a fast
@@ -120,6 +123,7 @@ impl Pool {
                 failed: s.stats.failed.load(Ordering::Acquire),
                 restarts: s.stats.restarts.load(Ordering::Acquire),
                 busy: Duration::from_nanos(s.stats.busy_ns.load(Ordering::Acquire)),
+                lost: s.dead.load(Ordering::Acquire),
             })
             .collect()
     }

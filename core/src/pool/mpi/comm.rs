@@ -14,7 +14,7 @@ use mpi::request::Request;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::launch::{FINALIZED, MPI_LOCK};
+use super::launch::{self, FINALIZED, MPI_LOCK};
 use super::tag;
 use super::worker::frame;
 use crate::pool::error::TaskErrorKind;
@@ -38,6 +38,16 @@ struct Rank {
     slot: Arc<Slot>,
     ready: bool,
     inflight: VecDeque<InFlight>,
+    /// When it last sent anything (a result, a heartbeat).
+    heard: Instant,
+    /// It stopped answering within its lease: it gets nothing more.
+    lost: bool,
+}
+
+impl Rank {
+    fn rank(&self) -> usize {
+        self.slot.id + 1
+    }
 }
 
 /// A send in progress and its buffer (leaked until the send completes).
@@ -91,8 +101,12 @@ impl Sends {
 /// The communication thread of `pool`.
 pub(super) fn run(pool: Arc<PoolState>) {
     let world = SimpleCommunicator::world();
-    let mut ranks: Vec<Rank> =
-        pool.slots.iter().map(|s| Rank { slot: s.clone(), ready: false, inflight: VecDeque::new() }).collect();
+    let now = Instant::now();
+    let mut ranks: Vec<Rank> = pool
+        .slots
+        .iter()
+        .map(|s| Rank { slot: s.clone(), ready: false, inflight: VecDeque::new(), heard: now, lost: false })
+        .collect();
     let mut sends = Sends::default();
     setup(&pool, &world, &mut ranks, &mut sends);
     schedule(&pool, &world, &mut ranks, &mut sends);
@@ -105,7 +119,12 @@ fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends
     if FINALIZED.load(Ordering::Acquire) {
         return;
     }
-    for r in ranks.iter() {
+    for r in ranks.iter_mut() {
+        if launch::is_lost(r.rank()) {
+            r.lost = true;
+            pool.slot_dead(&r.slot, format!("rank {} was lost earlier in this launch", r.rank()));
+            continue;
+        }
         let setup = ToWorker::Setup {
             worker: r.slot.id,
             kind: r.slot.kind,
@@ -139,8 +158,11 @@ fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends
             other => pool.slot_dead(&r.slot, format!("unexpected answer to the setup: {other:?}")),
         }
     }
-    for r in ranks.iter().filter(|r| !r.ready) {
-        pool.slot_dead(&r.slot, format!("rank {} did not answer the setup in time", r.slot.id + 1));
+    for r in ranks.iter_mut() {
+        r.heard = Instant::now();
+        if !r.ready {
+            pool.slot_dead(&r.slot, format!("rank {} did not answer the setup in time", r.rank()));
+        }
     }
 }
 
@@ -157,12 +179,23 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
             return;
         }
         let mut busy = false;
-        while let Some(probed) = world.any_process().immediate_matched_probe_with_tag(tag::RESULTS) {
-            busy = true;
+        while let Some(probed) = world.any_process().immediate_matched_probe() {
             let (bytes, status) = probed.matched_receive_vec::<u8>();
-            receive(ranks, &mut cost, &bytes, status.source_rank() as usize);
+            let source = status.source_rank() as usize;
+            if let Some(r) = ranks.get_mut(source.wrapping_sub(1)) {
+                r.heard = Instant::now();
+            }
+            match status.tag() {
+                tag::RESULTS => {
+                    busy = true;
+                    receive(ranks, &mut cost, &bytes, source);
+                }
+                tag::HEARTBEAT => {}
+                other => tracing::debug!("polycompute pool: rank {source} sent tag {other} while serving; dropped"),
+            }
         }
         timeouts(pool, ranks);
+        leases(pool, ranks);
         // Feed the least-loaded ranks first, one job at a time.
         let mut stop = false;
         while let Some(r) = ranks
@@ -238,6 +271,64 @@ fn ahead_ok(cost: &HashMap<&'static str, u64>, inflight: &VecDeque<InFlight>) ->
         cost.get(f.job.task.name()).map(|ns| sum.saturating_add(ns.saturating_mul(f.job.ctl.len as u64)))
     });
     inflight.is_empty() || expected.is_some_and(|ns| ns < 1_000_000)
+}
+
+/// Marks lost every rank silent for longer than the lease (ranks send heartbeats only
+/// with `MPI_THREAD_MULTIPLE`; without it a long task would look like silence).
+fn leases(pool: &PoolState, ranks: &mut [Rank]) {
+    if !launch::THREAD_MULTIPLE.load(Ordering::Acquire) {
+        return;
+    }
+    let lease = pool.cfg.rank_lease;
+    for r in ranks.iter_mut().filter(|r| r.ready && !r.lost) {
+        let silent = r.heard.elapsed();
+        if silent > lease {
+            lose(pool, r, silent);
+        }
+    }
+}
+
+/// Rank `r` stopped answering: it is marked lost (for this pool and the launch's later
+/// ones) and gets nothing more; the job it was running is charged an attempt and queued
+/// again while `retries` allows (else it fails as `Crashed`); the jobs sent ahead to it go
+/// back to the queue uncharged.
+fn lose(pool: &PoolState, r: &mut Rank, silent: Duration) {
+    r.lost = true;
+    r.ready = false;
+    let rank = r.rank();
+    launch::mark_lost(rank);
+    let host = super::mpi_world().and_then(|w| w.ranks.get(rank)).map_or("?", |m| m.host.as_str());
+    let running = r.inflight.front().map_or(0, |f| f.job.ctl.len);
+    let message = format!(
+        "worker rank {rank} on {host} stopped answering: silent for {silent:.1?}, over its lease of {:?}; \
+         marked lost, {running} task(s) it was running queued again as a new attempt (PoolBuilder::retries \
+         allows {}), no more work sent to it{}",
+        pool.cfg.rank_lease,
+        pool.cfg.retries,
+        if launch::recovery() { "" } else { " (without mpirun --enable-recovery the launcher may end the job)" }
+    );
+    tracing::warn!("polycompute pool: {message}");
+    eprintln!("polycompute pool: warning: {message}");
+    pool.slot_dead(&r.slot, message);
+    let who = Some((r.slot.id, r.slot.device_id));
+    for (i, f) in r.inflight.drain(..).enumerate() {
+        if f.timed_out || f.job.ctl.is_done() {
+            continue;
+        }
+        let mut job = f.job;
+        if i == 0 {
+            // The job the rank was running: its results never came.
+            if job.attempt > pool.cfg.retries {
+                let kind = TaskErrorKind::Crashed { code: None, signal: None };
+                let slot = &r.slot;
+                job.ctl.fail_rest_counted(who, job.attempt, kind, |n| slot.stats.count_failed(n));
+                continue;
+            }
+            job.attempt += 1;
+        }
+        job.ctl.requeued();
+        pool.enqueue(job);
+    }
 }
 
 /// Fails the head job of every rank that overran the task timeout; the rank cannot be
@@ -329,11 +420,11 @@ fn stop(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends:
     if FINALIZED.load(Ordering::Acquire) {
         return;
     }
-    for r in ranks.iter() {
-        sends.send(world, r.slot.id + 1, tag::STOP, vec![0]);
+    for r in ranks.iter().filter(|r| !r.lost) {
+        sends.send(world, r.rank(), tag::STOP, vec![0]);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    let mut left = ranks.len();
+    let mut left = ranks.iter().filter(|r| !r.lost).count();
     while left > 0 && Instant::now() < deadline {
         sends.progress();
         match world.any_process().immediate_matched_probe() {

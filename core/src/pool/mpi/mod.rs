@@ -27,7 +27,7 @@ mod device;
 mod launch;
 mod worker;
 
-pub use launch::{mpi_world, MpiRank, MpiWorld};
+pub use launch::{exit_status_on_lost_ranks, mpi_lost_ranks, mpi_world, MpiRank, MpiWorld};
 
 /// Message tags between rank 0 and the worker ranks.
 pub(crate) mod tag {
@@ -39,6 +39,8 @@ pub(crate) mod tag {
     pub(crate) const STOP: i32 = 3;
     /// Rank 0 → worker: the program ends; finalize and exit.
     pub(crate) const EXIT: i32 = 4;
+    /// Worker → rank 0: still alive (sent every `HEARTBEAT_EVERY` while serving a pool).
+    pub(crate) const HEARTBEAT: i32 = 13;
     /// Worker → rank 0: `Ready` or `StartFailed` (the wire's frame).
     pub(crate) const READY: i32 = 10;
     /// Worker → rank 0: a results frame.
@@ -46,6 +48,10 @@ pub(crate) mod tag {
     /// Worker → rank 0: the stop was seen; nothing more comes from this pool.
     pub(crate) const STOPPED: i32 = 12;
 }
+
+/// How often a worker rank serving a pool tells rank 0 it is alive, also while it runs a
+/// long task: rank 0 counts a rank silent for longer than its lease as lost.
+pub(crate) const HEARTBEAT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Call first thing in `main` (see [`crate::pool::worker_main`]): under an MPI launcher,
 /// worker ranks serve tasks here and exit, never returning; rank 0 and singletons return.

@@ -40,6 +40,42 @@ fn send(world: &SimpleCommunicator, tag: i32, header: &FromWorker, body: &[u8]) 
     Ok(())
 }
 
+/// Sends rank 0 a heartbeat every [`super::HEARTBEAT_EVERY`] until dropped.
+struct Heartbeat {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    fn start() -> Heartbeat {
+        if !super::launch::THREAD_MULTIPLE.load(std::sync::atomic::Ordering::Acquire) {
+            // Without MPI_THREAD_MULTIPLE no second thread may call MPI: no heartbeat (rank
+            // 0 then hears from this rank only through its results).
+            return Heartbeat { stop: None, thread: None };
+        }
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("polycompute-heartbeat".into())
+            .spawn(move || {
+                let world = SimpleCommunicator::world();
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(super::HEARTBEAT_EVERY) {
+                    world.process_at_rank(0).send_with_tag(&[0u8; 0][..], tag::HEARTBEAT);
+                }
+            })
+            .ok();
+        Heartbeat { stop: Some(stop), thread }
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// One pool: from its setup to its stop.
 fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result<(), String> {
     let root = world.process_at_rank(0);
@@ -66,6 +102,7 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
     let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     send(world, tag::READY, &FromWorker::Ready { device: device.id() }, &[])?;
+    let heartbeat = Heartbeat::start();
 
     let mut results = Vec::new();
     loop {
@@ -73,6 +110,8 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         match status.tag() {
             tag::JOB => {}
             tag::STOP => {
+                // No heartbeat may follow the stop's answer.
+                drop(heartbeat);
                 root.send_with_tag(&[0u8][..], tag::STOPPED);
                 return Ok(());
             }
