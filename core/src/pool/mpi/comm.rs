@@ -15,6 +15,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::launch::{self, FINALIZED, MPI_LOCK};
+use super::idle::Idle;
 use super::tag;
 use super::worker::frame;
 use crate::pool::error::TaskErrorKind;
@@ -172,7 +173,7 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
     // What one input of each task costs (ns, moving average): a job is sent ahead of the
     // rank's current work only while that work is expected to take under a millisecond.
     let mut cost: HashMap<&'static str, u64> = HashMap::new();
-    let mut idle_since = Instant::now();
+    let mut idle = Idle::new();
     loop {
         let guard = MPI_LOCK.lock_unpoisoned();
         if FINALIZED.load(Ordering::Acquire) {
@@ -248,8 +249,8 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
             return;
         }
         if busy {
-            idle_since = Instant::now();
-        } else if ranks.iter().all(|r| r.inflight.is_empty()) && idle_since.elapsed() > Duration::from_micros(200) {
+            idle.reset();
+        } else if ranks.iter().all(|r| r.inflight.is_empty()) && idle.elapsed() > Duration::from_micros(200) {
             // Nothing in flight: wait on the queue itself rather than spin.
             match pool.queue_rx.recv_timeout(Duration::from_millis(1)) {
                 Ok(Work::Job(job)) => {
@@ -260,7 +261,7 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
                 Err(_) => {}
             }
         } else {
-            std::thread::yield_now();
+            idle.pause();
         }
     }
 }

@@ -9,7 +9,8 @@
 //! * `launch` — detecting a launcher, `MPI_Init`, each rank's host, node-local rank and device;
 //! * `device` — the node-local device rule;
 //! * `worker` — a worker rank's serving loop;
-//! * `comm` — rank 0's one communication thread: a dynamic work queue fed to the ranks.
+//! * `comm` — rank 0's one communication thread: a dynamic work queue fed to the ranks;
+//! * `idle` — how the polling loops of both sides wait (yield, then sleep a little).
 //!
 //! Tasks travel in the process workers' wire encoding (postcard), whole (never through
 //! shared memory: ranks may be on other nodes).
@@ -24,6 +25,7 @@ use super::state::{PoolState, Slot};
 
 mod comm;
 mod device;
+mod idle;
 mod launch;
 mod worker;
 

@@ -12,11 +12,24 @@ use crate::pool::context::WorkerContext;
 use crate::pool::task::{Failure, Tasks};
 use crate::pool::wire::{self, FromWorker, ToWorker};
 
+/// The next message from rank 0, polled (see `idle`: a blocking receive would spin a
+/// core for as long as it waits).
+fn next_message(world: &SimpleCommunicator) -> (Vec<u8>, mpi::point_to_point::Status) {
+    let root = world.process_at_rank(0);
+    let idle = super::idle::Idle::new();
+    loop {
+        if let Some(probed) = root.immediate_matched_probe() {
+            return probed.matched_receive_vec::<u8>();
+        }
+        idle.pause();
+    }
+}
+
 /// Serves pools until rank 0 says the program ends.
 pub(super) fn serve(tasks: &Tasks, world: &SimpleCommunicator) -> Result<(), String> {
     let root = world.process_at_rank(0);
     loop {
-        let (bytes, status) = root.receive_vec::<u8>();
+        let (bytes, status) = next_message(world);
         match status.tag() {
             tag::EXIT => return Ok(()),
             tag::SETUP => serve_pool(tasks, world, &bytes)?,
@@ -106,7 +119,7 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
 
     let mut results = Vec::new();
     loop {
-        let (bytes, status) = root.receive_vec::<u8>();
+        let (bytes, status) = next_message(world);
         match status.tag() {
             tag::JOB => {}
             tag::STOP => {
