@@ -235,7 +235,8 @@ fn journaled(tasks: &Tasks, dir: &str) -> Result<(), String> {
         }
         n
     };
-    let pool = Pool::builder(tasks).journal(format!("{dir}/journal")).chunk_size(1).build().map_err(|e| e.to_string())?;
+    let pool =
+        Pool::builder(tasks).journal(format!("{dir}/journal")).chunk_size(1).build().map_err(|e| e.to_string())?;
     let before = executions();
     let got = pool.map::<Counted>((0..JOURNALED).map(|x| (log.clone(), x)));
     if std::env::var_os("MPI_JOURNAL_DIE").is_some() {
@@ -292,7 +293,8 @@ fn recover(tasks: &Tasks, status: i32) -> Result<(), String> {
     // A later pool leaves the lost rank out at once and runs on the others.
     let t1 = Instant::now();
     let pool = Pool::builder(tasks).build().map_err(|e| e.to_string())?;
-    let got: Vec<_> = pool.map::<Where>((0..8).map(|_| ())).into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+    let got: Vec<_> =
+        pool.map::<Where>((0..8).map(|_| ())).into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
     check(got.iter().all(|(r, ..)| !lost.contains(r)), format!("a task ran on a lost rank: {got:?}"))?;
     check(t1.elapsed() < Duration::from_secs(5), format!("the next pool took {:?}", t1.elapsed()))?;
     println!(

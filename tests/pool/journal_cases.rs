@@ -61,7 +61,8 @@ pub fn journal_skips_finished_tasks(mode: WorkerMode) {
     let second = pool.map::<Logged>(inputs);
     let after = log.starts();
     for (pos, r) in second.iter().enumerate() {
-        let ran_again = after.get(&(pos as u64)).copied().unwrap_or(0) - before.get(&(pos as u64)).copied().unwrap_or(0);
+        let ran_again =
+            after.get(&(pos as u64)).copied().unwrap_or(0) - before.get(&(pos as u64)).copied().unwrap_or(0);
         if done.contains(&pos) {
             assert_eq!(ran_again, 0, "task {pos} finished in the first run and ran again");
             assert_eq!(Some(r), first.get(&pos), "task {pos}: the replayed result differs");

@@ -190,7 +190,10 @@ impl Journal {
             Ok(bytes) => match task.decode_output(&bytes) {
                 Ok(value) => Some(Ok(value)),
                 Err(why) => {
-                    tracing::warn!("polycompute pool: journal {}: task #{index}: {why}; it runs again", self.path.display());
+                    tracing::warn!(
+                        "polycompute pool: journal {}: task #{index}: {why}; it runs again",
+                        self.path.display()
+                    );
                     None
                 }
             },

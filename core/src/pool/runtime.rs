@@ -242,16 +242,16 @@ impl Pool {
             }
         };
         if let Some(journal) = &inner.cfg.journal {
-            return self.enqueue_journaled::<T>(journal.clone(), inputs, Placement {
-                task,
-                sink,
-                first_index,
-                first_pos: 0,
-                chunk,
-                cancel,
-            });
+            return self.enqueue_journaled::<T>(
+                journal.clone(),
+                inputs,
+                Placement { task, sink, first_index, first_pos: 0, chunk, cancel },
+            );
         }
-        self.enqueue_placed::<T>(inputs, Placement { task, sink, first_index, first_pos: 0, chunk: chunk.max(1), cancel })
+        self.enqueue_placed::<T>(
+            inputs,
+            Placement { task, sink, first_index, first_pos: 0, chunk: chunk.max(1), cancel },
+        )
     }
 
     fn enqueue_placed<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
@@ -363,8 +363,14 @@ impl Pool {
             if count == 0 {
                 return;
             }
-            let ctl =
-                JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, first_pos + start, count, cancel.clone());
+            let ctl = JobCtl::new(
+                sink.clone(),
+                T::NAME,
+                first_index + start as u64,
+                first_pos + start,
+                count,
+                cancel.clone(),
+            );
             ctls.push(ctl.clone());
             inner.enqueue(Job {
                 task: task.clone(),
@@ -400,8 +406,14 @@ impl Pool {
                 Err(e) => {
                     flush(&mut body, &mut pins, start, count, &mut ctls);
                     count = 0;
-                    let ctl =
-                        JobCtl::new(sink.clone(), T::NAME, first_index + pos as u64, first_pos + pos, 1, cancel.clone());
+                    let ctl = JobCtl::new(
+                        sink.clone(),
+                        T::NAME,
+                        first_index + pos as u64,
+                        first_pos + pos,
+                        1,
+                        cancel.clone(),
+                    );
                     ctl.fail_rest(
                         None,
                         1,

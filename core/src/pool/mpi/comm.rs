@@ -5,8 +5,8 @@
 //! others); results are found with a non-blocking matched probe.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mpi::point_to_point::MatchedReceiveVec;
@@ -14,8 +14,8 @@ use mpi::request::Request;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::launch::{self, FINALIZED, MPI_LOCK};
 use super::idle::Idle;
+use super::launch::{self, FINALIZED, MPI_LOCK};
 use super::tag;
 use super::worker::frame;
 use crate::pool::error::TaskErrorKind;
@@ -61,6 +61,11 @@ struct Pending {
 #[derive(Default)]
 struct Sends(Vec<Pending>);
 
+// SAFETY: an MPI request is a handle that MPI lets any thread complete under
+// MPI_THREAD_MULTIPLE (or, with less, one thread at a time: every MPI call here is made
+// under `MPI_LOCK`); the buffers are plain bytes owned by the send until it completes.
+unsafe impl Send for Sends {}
+
 impl Sends {
     fn send(&mut self, world: &SimpleCommunicator, rank: usize, tag: i32, bytes: Vec<u8>) {
         let buf: &'static [u8] = Box::leak(bytes.into_boxed_slice());
@@ -99,19 +104,105 @@ impl Sends {
     }
 }
 
+/// What rank 0's communication keeps between steps. The communication thread steps it;
+/// so does a caller waiting for a result (see [`drive_until`]), which saves the round trip
+/// two thread hops while the thread steps aside.
+#[derive(Default)]
+pub(super) struct Comm {
+    ranks: Vec<Rank>,
+    sends: Sends,
+    next_id: u64,
+    /// What one input of each task costs (ns, moving average): a job is sent ahead of the
+    /// rank's current work only while that work is expected to take under a millisecond.
+    cost: HashMap<&'static str, u64>,
+    /// Setup is over and the pool not stopped: steps may run.
+    serving: bool,
+    /// The queue's stop was taken (by whichever thread stepped), or MPI is finalized.
+    stop: bool,
+}
+
+/// A pool's [`Comm`], and how many callers are driving it.
+#[derive(Default)]
+pub(crate) struct Shared {
+    comm: Mutex<Comm>,
+    drivers: AtomicUsize,
+}
+
 /// The communication thread of `pool`.
-pub(super) fn run(pool: Arc<PoolState>) {
+pub(super) fn run(pool: Arc<PoolState>, shared: Arc<Shared>) {
     let world = SimpleCommunicator::world();
-    let now = Instant::now();
-    let mut ranks: Vec<Rank> = pool
-        .slots
-        .iter()
-        .map(|s| Rank { slot: s.clone(), ready: false, inflight: VecDeque::new(), heard: now, lost: false })
-        .collect();
-    let mut sends = Sends::default();
-    setup(&pool, &world, &mut ranks, &mut sends);
-    schedule(&pool, &world, &mut ranks, &mut sends);
-    stop(&pool, &world, &mut ranks, &mut sends);
+    {
+        let mut comm = shared.comm.lock_unpoisoned();
+        let now = Instant::now();
+        comm.ranks = pool
+            .slots
+            .iter()
+            .map(|s| Rank { slot: s.clone(), ready: false, inflight: VecDeque::new(), heard: now, lost: false })
+            .collect();
+        let Comm { ranks, sends, .. } = &mut *comm;
+        setup(&pool, &world, ranks, sends);
+        comm.serving = true;
+    }
+    let mut idle = Idle::new();
+    loop {
+        if shared.drivers.load(Ordering::Acquire) > 0 && !pool.stopping() {
+            // A waiting caller steps the pool: stay out of its way (and off its core).
+            std::thread::sleep(Duration::from_micros(50));
+            continue;
+        }
+        let mut comm = shared.comm.lock_unpoisoned();
+        let busy = step(&pool, &world, &mut comm);
+        let stop = comm.stop;
+        drop(comm);
+        if stop || pool.stopping() {
+            break;
+        }
+        // Never a blocking wait on the queue here: it would take the job a waiting caller
+        // is about to step, and hand it back a wake-up later.
+        if busy {
+            idle.reset();
+        } else {
+            idle.pause();
+        }
+    }
+    let mut comm = shared.comm.lock_unpoisoned();
+    comm.serving = false;
+    let Comm { ranks, sends, .. } = &mut *comm;
+    stop(&pool, &world, ranks, sends);
+}
+
+/// How long a waiting caller steps the pool before it blocks (and the communication
+/// thread takes over again): a short task's result comes well within it, also on a loaded
+/// machine where a rank waits a while for a core.
+const DRIVE_FOR: Duration = Duration::from_millis(1);
+
+/// A caller waits for a result: it steps the pool itself until `ready` or for up to
+/// [`DRIVE_FOR`] (spinning for the spin window, then yielding between steps).
+pub(crate) fn drive_until(shared: &Shared, pool: &PoolState, ready: &dyn Fn() -> bool) {
+    if ready() {
+        return;
+    }
+    shared.drivers.fetch_add(1, Ordering::AcqRel);
+    let world = SimpleCommunicator::world();
+    let start = Instant::now();
+    loop {
+        let waited = start.elapsed();
+        if ready() || waited > DRIVE_FOR || pool.stopping() {
+            break;
+        }
+        if let Ok(mut comm) = shared.comm.try_lock() {
+            if comm.serving && !comm.stop {
+                step(pool, &world, &mut comm);
+            }
+        }
+        if waited < crate::pool::spin::WINDOW {
+            std::hint::spin_loop();
+        } else {
+            // Preempted or a longer task: let the rank (maybe on this core) run.
+            std::thread::yield_now();
+        }
+    }
+    shared.drivers.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// Sends each rank the pool's setup and waits for every rank's answer.
@@ -167,18 +258,16 @@ fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends
     }
 }
 
-/// Feeds the ranks and delivers their results until the pool stops.
-fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends: &mut Sends) {
-    let mut next_id = 0u64;
-    // What one input of each task costs (ns, moving average): a job is sent ahead of the
-    // rank's current work only while that work is expected to take under a millisecond.
-    let mut cost: HashMap<&'static str, u64> = HashMap::new();
-    let mut idle = Idle::new();
-    loop {
-        let guard = MPI_LOCK.lock_unpoisoned();
-        if FINALIZED.load(Ordering::Acquire) {
-            return;
-        }
+/// One step: receives what the ranks sent, fails overdue tasks, marks silent ranks lost,
+/// and feeds the ranks from the queue. Returns whether anything came or went.
+fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
+    let Comm { ranks, sends, next_id, cost, stop, .. } = comm;
+    let _mpi = MPI_LOCK.lock_unpoisoned();
+    if FINALIZED.load(Ordering::Acquire) {
+        *stop = true;
+        return false;
+    }
+    {
         let mut busy = false;
         while let Some(probed) = world.any_process().immediate_matched_probe() {
             let (bytes, status) = probed.matched_receive_vec::<u8>();
@@ -189,7 +278,7 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
             match status.tag() {
                 tag::RESULTS => {
                     busy = true;
-                    receive(ranks, &mut cost, &bytes, source);
+                    receive(ranks, cost, &bytes, source);
                 }
                 tag::HEARTBEAT => {}
                 other => tracing::debug!("polycompute pool: rank {source} sent tag {other} while serving; dropped"),
@@ -198,16 +287,15 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
         timeouts(pool, ranks);
         leases(pool, ranks);
         // Feed the least-loaded ranks first, one job at a time.
-        let mut stop = false;
         while let Some(r) = ranks
             .iter_mut()
-            .filter(|r| r.ready && r.inflight.len() < pool.cfg.depth && ahead_ok(&cost, &r.inflight))
+            .filter(|r| r.ready && r.inflight.len() < pool.cfg.depth && ahead_ok(cost, &r.inflight))
             .min_by_key(|r| r.inflight.len())
         {
             let job = match pool.queue_rx.try_recv() {
                 Ok(Work::Job(job)) => job,
                 Ok(Work::Stop) => {
-                    stop = true;
+                    *stop = true;
                     break;
                 }
                 Err(_) => break,
@@ -222,9 +310,9 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
                 job.ctl.fail_rest(Some((r.slot.id, r.slot.device_id)), job.attempt, kind);
                 continue;
             };
-            next_id += 1;
+            *next_id += 1;
             let header = ToWorker::Job {
-                id: next_id,
+                id: *next_id,
                 task: job.task.name().to_string(),
                 first_index: job.ctl.first_index,
                 attempt: job.attempt,
@@ -241,28 +329,10 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
                     continue;
                 }
             }
-            r.inflight.push_back(InFlight { job, id: next_id, started: Instant::now(), timed_out: false });
+            r.inflight.push_back(InFlight { job, id: *next_id, started: Instant::now(), timed_out: false });
         }
         sends.progress();
-        drop(guard);
-        if stop || pool.stopping() {
-            return;
-        }
-        if busy {
-            idle.reset();
-        } else if ranks.iter().all(|r| r.inflight.is_empty()) && idle.elapsed() > Duration::from_micros(200) {
-            // Nothing in flight: wait on the queue itself rather than spin.
-            match pool.queue_rx.recv_timeout(Duration::from_millis(1)) {
-                Ok(Work::Job(job)) => {
-                    // Back to the front of the line: a fresh job goes first next turn.
-                    let _ = pool.queue_tx.send(Work::Job(job));
-                }
-                Ok(Work::Stop) => return,
-                Err(_) => {}
-            }
-        } else {
-            idle.pause();
-        }
+        busy
     }
 }
 

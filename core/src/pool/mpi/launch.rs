@@ -2,8 +2,8 @@
 //! learns about the others at start (host, node-local rank, device).
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::time::{Duration, Instant};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};

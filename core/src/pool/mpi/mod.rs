@@ -86,8 +86,12 @@ pub(crate) fn worker_devices() -> Result<Vec<(crate::backend::BackendKind, usize
     Ok(world.ranks[1..].iter().map(|r| (r.device.kind, r.device.ordinal)).collect())
 }
 
-/// The MPI [`WorkerKind`]: one slot per worker rank, fed by one communication thread.
-pub(crate) struct MpiWorkers;
+/// The MPI [`WorkerKind`]: one slot per worker rank, fed by one communication thread (and
+/// by callers waiting for a result, see `comm::drive_until`).
+#[derive(Default)]
+pub(crate) struct MpiWorkers {
+    shared: Arc<comm::Shared>,
+}
 
 impl WorkerKind for MpiWorkers {
     fn carriage(&self) -> Carriage {
@@ -95,8 +99,8 @@ impl WorkerKind for MpiWorkers {
     }
 
     fn start(&self, pool: &Arc<PoolState>) -> io::Result<()> {
-        let p = pool.clone();
-        let h = std::thread::Builder::new().name("polycompute-mpi".into()).spawn(move || comm::run(p))?;
+        let (p, shared) = (pool.clone(), self.shared.clone());
+        let h = std::thread::Builder::new().name("polycompute-mpi".into()).spawn(move || comm::run(p, shared))?;
         pool.add_thread(h);
         Ok(())
     }
@@ -110,4 +114,8 @@ impl WorkerKind for MpiWorkers {
 
     /// The communication thread fails its own jobs in flight when it stops.
     fn fail_stuck(&self, _pool: &PoolState) {}
+
+    fn drive_until(&self, pool: &PoolState, ready: &dyn Fn() -> bool) {
+        comm::drive_until(&self.shared, pool, ready);
+    }
 }

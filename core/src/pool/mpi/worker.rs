@@ -71,7 +71,8 @@ impl Heartbeat {
             .name("polycompute-heartbeat".into())
             .spawn(move || {
                 let world = SimpleCommunicator::world();
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(super::HEARTBEAT_EVERY) {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(super::HEARTBEAT_EVERY)
+                {
                     world.process_at_rank(0).send_with_tag(&[0u8; 0][..], tag::HEARTBEAT);
                 }
             })
