@@ -165,12 +165,6 @@ impl Journal {
         })
     }
 
-    /// Number of results recorded by earlier runs and not yet replayed.
-    #[cfg(test)]
-    pub(crate) fn pending(&self) -> usize {
-        self.recorded.lock_unpoisoned().len()
-    }
-
     /// The recorded result of task `index`, when its input was the same; taken (a task is
     /// replayed once).
     pub(crate) fn replay(&self, task: &dyn ErasedTask, index: u64, input: u64) -> Option<Result<Value, TaskError>> {
@@ -290,5 +284,29 @@ impl Sink for JournalSink {
         let entries: Vec<_> = results.iter().map(|(pos, r)| self.entry(*pos, r)).collect();
         self.journal.append(&*self.task, &entries);
         self.inner.deliver_many(results);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_is_the_published_fnv1a_64() {
+        // The FNV-1a test vectors: a journal written by another build must read the same.
+        assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn a_frame_cut_short_or_altered_is_refused() {
+        let whole = frame(MAGIC, b"payload");
+        assert_eq!(unframe(&whole, 0, MAGIC), Some((&b"payload"[..], whole.len())));
+        for cut in 0..whole.len() {
+            assert_eq!(unframe(&whole[..cut], 0, MAGIC), None, "cut at {cut}");
+        }
+        let mut altered = whole.clone();
+        *altered.last_mut().unwrap() ^= 1;
+        assert_eq!(unframe(&altered, 0, MAGIC), None);
     }
 }

@@ -31,11 +31,6 @@ impl Idle {
         self.since = Instant::now();
     }
 
-    /// How long it has been idle.
-    pub(super) fn elapsed(&self) -> Duration {
-        self.since.elapsed()
-    }
-
     /// Waits a little, the longer the longer it has been idle.
     pub(super) fn pause(&self) {
         let idle = self.since.elapsed();
