@@ -3,6 +3,11 @@
 //! `worker_main` and never reach them. Run without a launcher (a singleton, as `cargo test`
 //! does), it checks that the pool keeps its local plan and that no MPI world exists.
 //!
+//! Other modes, chosen by the environment (scripts/mpi.sh runs each): `MPI_JOURNAL=<dir>`
+//! (with `MPI_JOURNAL_DIE`: a rank kills itself halfway; then the rerun from the journal),
+//! `MPI_RECOVER=<status>` (under `mpirun --enable-recovery`: a lost rank, its task retried),
+//! `MPI_BENCH` (figures beside mpi4py.futures, scripts/mpi-bench.sh).
+//!
 //! Prints `DIGEST <hex>` (a hash of every result of the 10,000-task map) so the script can
 //! compare runs on 2 and 4 ranks: the same seed must give the same outputs on any number
 //! of ranks, and on the local pool (compared here, in-process).
