@@ -2,7 +2,9 @@
 # CI for the pool on MPI worker ranks (feature `mpi`, issue 16): installs Open MPI and
 # libclang (the `mpi` crate's bindgen) when missing, builds the MPI test with
 # `--features mpi`, and runs it under mpirun on 4 and on 2 ranks (the same seed must give
-# the same outputs: the digests are compared) and once without a launcher (the local plan).
+# the same outputs: the digests are compared) and once without a launcher (the local plan);
+# then a rank SIGKILLed under a default launcher (the job fails; its result journal lets the
+# rerun skip every finished task) and under `--enable-recovery` (the job goes on).
 #
 # All MPI traffic stays on this machine: shared memory only (`--mca pml ob1 --mca btl
 # self,vader`: no UCX, no TCP between ranks) and Open MPI's own out-of-band channel pinned to
@@ -60,19 +62,38 @@ if [[ -z "$d4" || "$d4" != "$d2" ]]; then
     echo "scripts/mpi.sh: 4 ranks gave '$d4', 2 ranks '$d2': the same seed must give the same outputs" >&2
     exit 1
 fi
-# A worker rank SIGKILLed mid-run: with a default launcher the whole job must fail, quickly
-# (not hang until the timeout, 124/137).
-echo "+ MPI_DIE=1 mpirun -n 3 $exe (must fail within seconds)"
+# A worker rank SIGKILLed mid-run under a default launcher: the whole job must fail, fast
+# (not hang until the timeout, 124/137), with mpirun naming the killed rank. Its journal
+# keeps what finished: the rerun gives every result once and runs no finished task again
+# (the test counts executions through a file).
+jdir="$(mktemp -d)"
+trap 'rm -rf "$jdir"' EXIT
+echo "+ MPI_JOURNAL=$jdir MPI_JOURNAL_DIE=1 mpirun -n 3 $exe (must fail within seconds)"
 set +e
 start=$SECONDS
-MPI_DIE=1 timeout -k 10 60 mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader -x MPI_DIE -n 3 "$exe" >/dev/null 2>&1
+died="$(MPI_JOURNAL="$jdir" MPI_JOURNAL_DIE=1 timeout -k 10 60 mpirun --allow-run-as-root --oversubscribe \
+    --mca pml ob1 --mca btl self,vader -x MPI_JOURNAL -x MPI_JOURNAL_DIE -n 3 "$exe" 2>&1)"
 rc=$?
 took=$((SECONDS - start))
 set -e
 # (mpirun passes on the killed rank's status, 137, so the time tells a hang from a kill.)
-if ((rc == 0 || took >= 30)); then
-    echo "scripts/mpi.sh: a killed worker rank gave mpirun status $rc after ${took}s; the job must fail at once" >&2
+if ((rc == 0 || took >= 30)) || ! grep -q "exited on signal 9" <<<"$died"; then
+    echo "$died" >&2
+    echo "scripts/mpi.sh: a killed worker rank gave mpirun status $rc after ${took}s; the job must fail at once, naming the rank" >&2
     exit 1
 fi
-echo "a killed worker rank ended the job in ${took}s (mpirun status $rc)"
-echo "scripts/mpi.sh: MPI worker ranks passed on 4 and 2 ranks (same outputs as the local pool)"
+echo "a killed worker rank ended the job in ${took}s (mpirun status $rc): $(grep -m1 "exited on signal 9" <<<"$died")"
+MPI_JOURNAL="$jdir" mpi 3 -x MPI_JOURNAL "$exe"
+# Under --enable-recovery (Open MPI) the job outlives a SIGKILLed rank: the pool marks it
+# lost after its lease, retries its task on another rank, and (opted in) rank 0 exits
+# with status 3 — which mpirun does not pass on (it exits 0), so rank 0 runs under a shell
+# that records it (MPMD: `-n 1 sh -c ... : -n 3 exe`).
+status="$jdir/status"
+echo "+ MPI_RECOVER=3 mpirun --enable-recovery -n 1 sh -c '$exe; echo \$? > status' : -n 3 $exe"
+MPI_RECOVER=3 timeout -k 10 60 mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader \
+    --enable-recovery -x MPI_RECOVER -n 1 sh -c "\"$exe\"; echo \$? > \"$status\"" : -n 3 "$exe"
+if [[ "$(cat "$status" 2>/dev/null)" != 3 ]]; then
+    echo "scripts/mpi.sh: rank 0 exited with status '$(cat "$status" 2>/dev/null)' after losing a rank, not 3" >&2
+    exit 1
+fi
+echo "scripts/mpi.sh: MPI worker ranks passed on 4 and 2 ranks (same outputs as the local pool), journal and recovery"

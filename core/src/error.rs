@@ -236,6 +236,10 @@ pub enum Error {
     /// A worker pool that cannot be built or started (what to change is in the message).
     #[error("worker pool: {0}")]
     Pool(String),
+    /// A pool's result journal cannot be used: it belongs to another job, is not a
+    /// journal, or cannot be read or written (`PoolBuilder::journal`).
+    #[error("worker pool: {0}")]
+    Journal(#[from] crate::pool::JournalError),
     /// Any other failure inside a backend, with the backend's own words.
     #[error("{device}: {message}")]
     Backend {

@@ -3,10 +3,16 @@
 //! `worker_main` and never reach them. Run without a launcher (a singleton, as `cargo test`
 //! does), it checks that the pool keeps its local plan and that no MPI world exists.
 //!
+//! Other modes, chosen by the environment (scripts/mpi.sh runs each): `MPI_JOURNAL=<dir>`
+//! (with `MPI_JOURNAL_DIE`: a rank kills itself halfway; then the rerun from the journal),
+//! `MPI_RECOVER=<status>` (under `mpirun --enable-recovery`: a lost rank, its task retried),
+//! `MPI_BENCH` (figures beside mpi4py.futures, scripts/mpi-bench.sh).
+//!
 //! Prints `DIGEST <hex>` (a hash of every result of the 10,000-task map) so the script can
 //! compare runs on 2 and 4 ranks: the same seed must give the same outputs on any number
 //! of ranks, and on the local pool (compared here, in-process).
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -45,6 +51,17 @@ impl Task for Where {
     }
 }
 
+/// Returns its input (the benchmark's no-op, as mpi4py's `noop`).
+struct Noop;
+impl Task for Noop {
+    const NAME: &'static str = "noop";
+    type Input = u64;
+    type Output = u64;
+    fn run(&self, _: &mut WorkerContext, x: u64) -> Result<u64, BoxError> {
+        Ok(x)
+    }
+}
+
 /// Sleeps this many milliseconds.
 struct Sleep;
 impl Task for Sleep {
@@ -57,21 +74,54 @@ impl Task for Sleep {
     }
 }
 
-/// Kills its own rank (SIGKILL), as a crash or the OOM killer would.
-struct Die;
-impl Task for Die {
-    const NAME: &'static str = "die";
+/// On its first attempt, kills its own rank (SIGKILL), as a crash or the OOM killer
+/// would; on a later one, returns the attempt and its rank.
+struct DieOnce;
+impl Task for DieOnce {
+    const NAME: &'static str = "die_once";
     type Input = ();
-    type Output = ();
-    fn run(&self, _: &mut WorkerContext, (): ()) -> Result<(), BoxError> {
-        let _ = std::process::Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
-        std::thread::sleep(Duration::from_secs(60));
-        Ok(())
+    type Output = (u32, usize);
+    fn run(&self, ctx: &mut WorkerContext, (): ()) -> Result<(u32, usize), BoxError> {
+        if ctx.attempt() == 1 {
+            kill_self();
+        }
+        Ok((ctx.attempt(), ctx.mpi_rank().ok_or("not on an MPI rank")?.rank))
     }
 }
 
+/// SIGKILLs this process (and waits for it).
+fn kill_self() {
+    let _ = std::process::Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+/// Logs its input to a file (one line per execution, from any rank), kills its own rank
+/// at input [`KILL_AT`] when `MPI_JOURNAL_DIE` is set, else returns the square and whether
+/// it ran in the run that was to die.
+struct Counted;
+impl Task for Counted {
+    const NAME: &'static str = "counted";
+    type Input = (String, u64);
+    type Output = (u64, bool);
+    fn run(&self, _: &mut WorkerContext, (log, x): (String, u64)) -> Result<(u64, bool), BoxError> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&log)?;
+        f.write_all(format!("{x}\n").as_bytes())?;
+        let dying = std::env::var_os("MPI_JOURNAL_DIE").is_some();
+        if dying && x == KILL_AT {
+            kill_self();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        Ok((x * x, dying))
+    }
+}
+
+/// The journal run's tasks, and which one kills its rank in the first run.
+const JOURNALED: u64 = 300;
+const KILL_AT: u64 = 60;
+
 fn tasks() -> Tasks {
-    Tasks::new().add(Draw).add(Where).add(Sleep).add(Die)
+    Tasks::new().add(Draw).add(Where).add(Sleep).add(DieOnce).add(Counted).add(Noop)
 }
 
 const N: u64 = 10_000;
@@ -174,17 +224,106 @@ fn timeout_and_cancel(tasks: &Tasks) -> Result<String, String> {
     Ok(String::new())
 }
 
+/// With `MPI_JOURNAL=<dir>` set: a map of [`Counted`] with the journal `<dir>/journal`,
+/// each execution logged to `<dir>/log`. With `MPI_JOURNAL_DIE` set too, a worker rank
+/// kills itself halfway and the launcher ends the job (the script checks that it fails);
+/// the rerun without it must give every task's result once, the first run's finished
+/// tasks from the journal (not run again), the others run exactly once.
+fn journaled(tasks: &Tasks, dir: &str) -> Result<(), String> {
+    let log = format!("{dir}/log");
+    let executions = || -> HashMap<u64, usize> {
+        let mut n = HashMap::new();
+        for line in std::fs::read_to_string(&log).unwrap_or_default().lines() {
+            if let Ok(x) = line.parse() {
+                *n.entry(x).or_default() += 1;
+            }
+        }
+        n
+    };
+    let pool =
+        Pool::builder(tasks).journal(format!("{dir}/journal")).chunk_size(1).build().map_err(|e| e.to_string())?;
+    let before = executions();
+    let got = pool.map::<Counted>((0..JOURNALED).map(|x| (log.clone(), x)));
+    if std::env::var_os("MPI_JOURNAL_DIE").is_some() {
+        return Err(format!("task {KILL_AT} killed its rank and the job went on"));
+    }
+    let after = executions();
+    let mut replayed = 0;
+    for (x, r) in got.iter().enumerate() {
+        let x = x as u64;
+        let (value, from_first_run) = r.as_ref().map_err(|e| format!("task {x}: {e}"))?;
+        check(*value == x * x, format!("task {x} gave {value}"))?;
+        let ran = after.get(&x).copied().unwrap_or(0) - before.get(&x).copied().unwrap_or(0);
+        if *from_first_run {
+            replayed += 1;
+            check(ran == 0, format!("task {x} finished in the first run and ran {ran} more times"))?;
+        } else {
+            check(ran == 1, format!("task {x} ran {ran} times in the rerun"))?;
+        }
+    }
+    check(replayed > 0 && replayed < JOURNALED, format!("{replayed} of {JOURNALED} results from the journal"))?;
+    let first_run: usize = before.values().sum();
+    println!(
+        "journal: the killed run executed {first_run} tasks; the rerun took {replayed} results from the journal \
+         and ran the other {}, each once",
+        JOURNALED - replayed
+    );
+    Ok(())
+}
+
+/// With `MPI_RECOVER=<status>`, under `mpirun --enable-recovery`: a task kills its rank on
+/// its first attempt. The pool marks the rank lost after its lease, runs the task again on
+/// another rank (attempt 2, `retries(1)`), finishes the map, reports the rank in
+/// `workers()` and `mpi_lost_ranks()`, and a second pool runs on the ranks left. The
+/// program then ends with `<status>` (`exit_status_on_lost_ranks`), which the script checks.
+fn recover(tasks: &Tasks, status: i32) -> Result<(), String> {
+    pool::exit_status_on_lost_ranks(status);
+    let world = pool::mpi_world().ok_or("no MPI world")?;
+    let lease = Duration::from_millis(800);
+    let pool = Pool::builder(tasks).retries(1).rank_lease(lease).chunk_size(1).build().map_err(|e| e.to_string())?;
+    let t0 = Instant::now();
+    let died = pool.submit::<DieOnce>(());
+    let slept = pool.map::<Sleep>(vec![30; 12]);
+    let (attempt, rank) = died.wait().map_err(|e| format!("the task whose rank died: {e}"))?;
+    let took = t0.elapsed();
+    check(slept.iter().all(|r| r.as_ref().is_ok_and(|ms| *ms == 30)), format!("the other tasks: {slept:?}"))?;
+    check(attempt == 2, format!("the task whose rank died ended on attempt {attempt}, not 2"))?;
+    let lost = pool::mpi_lost_ranks();
+    check(lost.len() == 1 && lost[0] != rank, format!("lost ranks {lost:?}; the retry ran on rank {rank}"))?;
+    let workers = pool.workers();
+    let flagged: Vec<usize> = workers.iter().filter(|w| w.lost).map(|w| w.id + 1).collect();
+    check(flagged == lost, format!("workers() flags ranks {flagged:?} as lost, mpi_lost_ranks says {lost:?}"))?;
+    check(took >= lease && took < lease * 10, format!("the retry came after {took:?} with a lease of {lease:?}"))?;
+    drop(pool);
+    // A later pool leaves the lost rank out at once and runs on the others.
+    let t1 = Instant::now();
+    let pool = Pool::builder(tasks).build().map_err(|e| e.to_string())?;
+    let got: Vec<_> =
+        pool.map::<Where>((0..8).map(|_| ())).into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+    check(got.iter().all(|(r, ..)| !lost.contains(r)), format!("a task ran on a lost rank: {got:?}"))?;
+    check(t1.elapsed() < Duration::from_secs(5), format!("the next pool took {:?}", t1.elapsed()))?;
+    println!(
+        "recovery: rank {} of {} lost, found after {took:?} (lease {lease:?}); its task ran again on rank {rank} (attempt 2); \
+         the next pool ran on the {} ranks left",
+        lost[0],
+        world.size,
+        world.size - 2
+    );
+    Ok(())
+}
+
 /// With `MPI_BENCH` set: start to first result, no-op round trip (median), unbatched and
-/// batched map throughput on the worker ranks (figures only; nothing asserted).
+/// batched no-op map throughput on the worker ranks, as benches/mpi4py_pool.py measures
+/// mpi4py.futures (figures only; scripts/mpi-bench.sh runs both).
 fn bench(tasks: &Tasks) -> Result<(), String> {
     let t0 = Instant::now();
     let pool = Pool::builder(tasks).build().map_err(|e| e.to_string())?;
-    pool.submit::<Sleep>(0).wait().map_err(|e| e.to_string())?;
+    pool.submit::<Noop>(0).wait().map_err(|e| e.to_string())?;
     let first = t0.elapsed();
     let mut trips: Vec<Duration> = (0..2000)
-        .map(|_| {
+        .map(|i| {
             let t = Instant::now();
-            let _ = pool.submit::<Sleep>(0).wait();
+            let _ = pool.submit::<Noop>(i).wait();
             t.elapsed()
         })
         .collect();
@@ -193,9 +332,10 @@ fn bench(tasks: &Tasks) -> Result<(), String> {
     let rate = |chunk: usize, n: u64| -> Result<f64, String> {
         let pool = Pool::builder(tasks).chunk_size(chunk).build().map_err(|e| e.to_string())?;
         let t = Instant::now();
-        let got = pool.map::<Draw>(0..n);
+        let got = pool.map::<Noop>(0..n);
         let secs = t.elapsed().as_secs_f64();
-        check(got.len() == n as usize, "map lost results".into())?;
+        let right = got.iter().enumerate().all(|(i, r)| r.as_ref().is_ok_and(|x| *x == i as u64));
+        check(got.len() == n as usize && right, "the map lost or garbled results".into())?;
         Ok(n as f64 / secs)
     };
     let unbatched = rate(1, 20_000)?;
@@ -228,14 +368,11 @@ fn main() -> ExitCode {
             println!("singleton: local plan ({:?}); run me under mpirun for the MPI cases", plan.mode);
             return Ok(());
         };
-        if std::env::var_os("MPI_DIE").is_some() {
-            // A worker rank dies mid-run: the default launcher must end the whole job (the
-            // script checks that mpirun fails, and fast); reaching the end here is the bug.
-            let pool = Pool::builder(&tasks).build().map_err(|e| e.to_string())?;
-            let _ = pool.map::<Sleep>([50, 50, 50]);
-            let died = pool.submit::<Die>(());
-            let _ = died.wait_timeout(Duration::from_secs(30));
-            return Err("a worker rank was killed and the job went on".into());
+        if let Ok(dir) = std::env::var("MPI_JOURNAL") {
+            return journaled(&tasks, &dir);
+        }
+        if let Ok(code) = std::env::var("MPI_RECOVER") {
+            return recover(&tasks, code.parse().map_err(|e| format!("MPI_RECOVER={code}: {e}"))?);
         }
         if std::env::var_os("MPI_BENCH").is_some() {
             return bench(&tasks);

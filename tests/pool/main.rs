@@ -16,6 +16,7 @@ fn pool_tests_need_harness_false() {
 
 mod batch_cases;
 mod cases;
+mod journal_cases;
 mod large_cases;
 mod logged;
 mod reroute_cases;
@@ -116,6 +117,11 @@ fn cases_list() -> Vec<Case> {
             ("process::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Process)),
         ],
         &shared_cases(),
+        &[
+            ("thread::journal::skips_finished_tasks", || journal_cases::journal_skips_finished_tasks(Thread)),
+            ("process::journal::skips_finished_tasks", || journal_cases::journal_skips_finished_tasks(Process)),
+            ("thread::journal::of_another_job_is_refused", || journal_cases::journal_of_another_job_is_refused(Thread)),
+        ],
         #[cfg(unix)]
         &unix_cases(),
     ]

@@ -46,6 +46,7 @@ pub struct PoolBuilder {
     cfg: Config,
     broadcast: BroadcastData,
     broadcast_encode: Option<EncodeBroadcast>,
+    journal: Option<PathBuf>,
 }
 
 impl PoolBuilder {
@@ -68,9 +69,12 @@ impl PoolBuilder {
                 worker_exe: None,
                 start_timeout: Duration::from_secs(30),
                 reroute: true,
+                rank_lease: Duration::from_secs(3),
+                journal: None,
             },
             broadcast: BroadcastData::default(),
             broadcast_encode: None,
+            journal: None,
         }
     }
 
@@ -228,6 +232,46 @@ impl PoolBuilder {
         self
     }
 
+    /// Record every finished task's result in the journal file `path`, and take the results
+    /// it already holds instead of running those tasks again (default: no journal).
+    ///
+    /// For jobs that may die before they end — above all on MPI ranks, where a killed rank
+    /// takes the whole launch down: rerun the same program and it returns at once what the
+    /// killed run finished and computes only the rest. A task is known by its index (its
+    /// number in submission order) and its input; its output or its own error (an `Err`, a
+    /// panic, no device able to run it) is recorded the moment it is delivered, written
+    /// straight to the OS; timeouts, crashes, cancellations and shutdowns are not (the rerun
+    /// runs those again). The file names its job (the program, the tasks' signatures, the
+    /// seed): `build` refuses a journal of another job with [`crate::Error::Journal`]. One
+    /// journal per pool; results that hold `SharedArray`s are not kept across runs (their
+    /// segments are gone).
+    ///
+    /// ```no_run
+    /// # use polycompute_core::{Pool, Tasks};
+    /// # let tasks = Tasks::new();
+    /// let pool = Pool::builder(&tasks).journal("results.journal").build()?;
+    /// # Ok::<(), polycompute_core::Error>(())
+    /// ```
+    pub fn journal(mut self, path: impl Into<PathBuf>) -> Self {
+        self.journal = Some(path.into());
+        self
+    }
+
+    /// MPI worker ranks: how long a rank may stay silent before rank 0 counts it as lost
+    /// (default 3 s, at least 0.5 s). A rank serving a pool sends a heartbeat every 100 ms,
+    /// also while it runs a long task, so only a dead or frozen rank stays silent.
+    ///
+    /// Under `mpirun --enable-recovery` the launch outlives a dead rank: the pool then
+    /// marks the rank lost (see [`super::WorkerInfo::lost`] and `mpi_lost_ranks`, and a
+    /// warning), runs the task it was running again on the other ranks as a new attempt
+    /// when [`PoolBuilder::retries`] allows (else it fails as `Crashed`), and sends it no
+    /// more work. Under a default launcher a dead rank ends the whole job at once; see
+    /// [`PoolBuilder::journal`].
+    pub fn rank_lease(mut self, lease: Duration) -> Self {
+        self.cfg.rank_lease = lease.max(Duration::from_millis(500));
+        self
+    }
+
     /// Starts the workers. Returns at once: workers open their devices in the background
     /// and tasks wait in the queue until one is ready.
     pub fn build(self) -> Result<Pool> {
@@ -247,6 +291,17 @@ impl PoolBuilder {
             mode => WorkerPlan { mode, reason: "chosen by the pool builder".into() },
         };
         let (mut cfg, mut per_device) = (self.cfg, self.per_device);
+        if let Some(path) = &self.journal {
+            let job = super::journal::JobName {
+                program: std::env::current_exe()
+                    .ok()
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_default(),
+                tasks: self.tasks.signatures(),
+                seed: cfg.seed,
+            };
+            cfg.journal = Some(Arc::new(super::journal::Journal::open(path, &job)?));
+        }
         let devices = if plan.mode == WorkerMode::Mpi {
             // One slot per worker rank, on the device the rank chose; inputs travel whole.
             (cfg.spill_over, per_device) = (usize::MAX, 1);

@@ -120,6 +120,9 @@ impl<T: Task> JobHandle<T> {
     /// Waits for the result.
     pub fn wait(mut self) -> Result<T::Output, TaskError> {
         self.taken = true;
+        if let Some(pool) = self.pool.upgrade() {
+            pool.workers.drive_until(&pool, &|| self.sink.ready.load(Ordering::Acquire));
+        }
         let result = self.sink.take(None).unwrap_or_else(|| Err(self.ctl.error(0, None, 1, TaskErrorKind::ShutDown)));
         typed::<T>(result, T::NAME, self.ctl.first_index)
     }

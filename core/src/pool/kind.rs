@@ -40,6 +40,12 @@ pub(crate) trait WorkerKind: Send + Sync {
 
     /// Shutdown's grace period is over: fails the jobs workers still hold.
     fn fail_stuck(&self, pool: &PoolState);
+
+    /// A caller is about to wait for a result (`ready` says when it is there): a kind whose
+    /// workers are fed by a thread of the pool may have the caller do that thread's work
+    /// for a moment instead, saving the round trip two thread hops (MPI ranks do). Returns
+    /// when `ready`, or after a moment; the caller then waits as usual.
+    fn drive_until(&self, _pool: &PoolState, _ready: &dyn Fn() -> bool) {}
 }
 
 /// The worker kind of `mode` for a pool of `slots` worker slots (its per-slot state is
@@ -49,7 +55,7 @@ pub(crate) fn for_mode(mode: WorkerMode, slots: usize) -> Box<dyn WorkerKind> {
     match mode {
         WorkerMode::Process => Box::new(ProcessWorkers::new(slots)),
         #[cfg(feature = "mpi")]
-        WorkerMode::Mpi => Box::new(super::mpi::MpiWorkers),
+        WorkerMode::Mpi => Box::<super::mpi::MpiWorkers>::default(),
         // Without the feature the builder refuses the mode before this.
         #[cfg(not(feature = "mpi"))]
         WorkerMode::Mpi => Box::new(ThreadWorkers::new(slots)),

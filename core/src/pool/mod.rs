@@ -65,6 +65,7 @@ mod error;
 mod handle;
 mod interrupt;
 mod job;
+mod journal;
 mod kind;
 mod mode;
 #[cfg(feature = "mpi")]
@@ -82,9 +83,10 @@ pub use builder::{DeviceSelection, PoolBuilder};
 pub use context::WorkerContext;
 pub use error::{TaskError, TaskErrorKind};
 pub use handle::{JobHandle, MapResults};
+pub use journal::JournalError;
 pub use mode::{worker_plan, WorkerMode, WorkerPlan, WORKERS_ENV};
 #[cfg(feature = "mpi")]
-pub use mpi::{mpi_world, worker_main, MpiRank, MpiWorld};
+pub use mpi::{exit_status_on_lost_ranks, mpi_lost_ranks, mpi_world, worker_main, MpiRank, MpiWorld};
 #[cfg(not(feature = "mpi"))]
 pub use process::worker_main;
 pub use rng::TaskRng;

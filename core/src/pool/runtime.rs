@@ -37,6 +37,9 @@ pub struct WorkerInfo {
     pub restarts: u64,
     /// Time spent running tasks.
     pub busy: Duration,
+    /// The worker is gone for good: an MPI rank that stopped answering within its lease
+    /// (see `PoolBuilder::rank_lease`), or a worker that could not be started.
+    pub lost: bool,
 }
 
 /// A pool of workers, one or more per device, running [`Task`]s from one queue (so a fast
@@ -120,6 +123,7 @@ impl Pool {
                 failed: s.stats.failed.load(Ordering::Acquire),
                 restarts: s.stats.restarts.load(Ordering::Acquire),
                 busy: Duration::from_nanos(s.stats.busy_ns.load(Ordering::Acquire)),
+                lost: s.dead.load(Ordering::Acquire),
             })
             .collect()
     }
@@ -237,16 +241,91 @@ impl Pool {
                 return vec![ctl];
             }
         };
-        let place = Placement { task, sink, first_index, chunk: chunk.max(1), cancel };
-        match inner.workers.carriage() {
+        if let Some(journal) = &inner.cfg.journal {
+            return self.enqueue_journaled::<T>(
+                journal.clone(),
+                inputs,
+                Placement { task, sink, first_index, first_pos: 0, chunk, cancel },
+            );
+        }
+        self.enqueue_placed::<T>(
+            inputs,
+            Placement { task, sink, first_index, first_pos: 0, chunk: chunk.max(1), cancel },
+        )
+    }
+
+    fn enqueue_placed<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
+        match self.inner.workers.carriage() {
             Carriage::Moved => self.enqueue_moved::<T>(inputs, place),
             Carriage::Encoded => self.enqueue_encoded::<T>(inputs, place),
         }
     }
 
+    /// With a journal: the inputs it holds a result for are answered from it at once; the
+    /// runs of the others are queued, their results recorded as they come.
+    fn enqueue_journaled<T: Task>(
+        &self,
+        journal: Arc<super::journal::Journal>,
+        inputs: Vec<T::Input>,
+        place: Placement,
+    ) -> Vec<Arc<JobCtl>> {
+        let Placement { task, sink, first_index, chunk, cancel, .. } = place;
+        let digests: Vec<u64> =
+            inputs.iter().map(|i| postcard::to_allocvec(i).map_or(0, |b| super::journal::fnv(&b))).collect();
+        let recording: Arc<dyn Sink> = Arc::new(super::journal::JournalSink {
+            inner: sink.clone(),
+            journal: journal.clone(),
+            task: task.clone(),
+            first_index,
+            inputs: digests.clone(),
+        });
+        let mut ctls = Vec::new();
+        let mut run: Vec<T::Input> = Vec::new();
+        let mut run_start = 0;
+        for (pos, input) in inputs.into_iter().enumerate() {
+            let index = first_index + pos as u64;
+            match journal.replay(&*task, index, digests[pos]) {
+                Some(result) => {
+                    if !run.is_empty() {
+                        let place = Placement {
+                            task: task.clone(),
+                            sink: recording.clone(),
+                            first_index: first_index + run_start as u64,
+                            first_pos: run_start,
+                            chunk: chunk.max(1),
+                            cancel: cancel.clone(),
+                        };
+                        ctls.extend(self.enqueue_placed::<T>(std::mem::take(&mut run), place));
+                    }
+                    let ctl = JobCtl::new(sink.clone(), T::NAME, index, pos, 1, cancel.clone());
+                    ctl.deliver_from(0, vec![Some(result)]);
+                    ctls.push(ctl);
+                }
+                None => {
+                    if run.is_empty() {
+                        run_start = pos;
+                    }
+                    run.push(input);
+                }
+            }
+        }
+        if !run.is_empty() {
+            let place = Placement {
+                task,
+                sink: recording,
+                first_index: first_index + run_start as u64,
+                first_pos: run_start,
+                chunk: chunk.max(1),
+                cancel,
+            };
+            ctls.extend(self.enqueue_placed::<T>(run, place));
+        }
+        ctls
+    }
+
     /// Queues values to be moved to the workers: jobs of `chunk` inputs.
     fn enqueue_moved<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
-        let Placement { task, sink, first_index, chunk, cancel } = place;
+        let Placement { task, sink, first_index, first_pos, chunk, cancel } = place;
         let inner = &self.inner;
         let n = inputs.len();
         let mut ctls = Vec::with_capacity(n.div_ceil(chunk));
@@ -255,7 +334,8 @@ impl Pool {
         while start < n {
             let len = chunk.max(1).min(n - start);
             let batch: Vec<T::Input> = inputs.by_ref().take(len).collect();
-            let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, len, cancel.clone());
+            let pos = first_pos + start;
+            let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, pos, len, cancel.clone());
             ctls.push(ctl.clone());
             inner.enqueue(Job {
                 task: task.clone(),
@@ -271,7 +351,7 @@ impl Pool {
     /// Queues encoded inputs: each input is encoded; one that cannot be fails alone, and the
     /// jobs are cut around it.
     fn enqueue_encoded<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
-        let Placement { task, sink, first_index, chunk, cancel } = place;
+        let Placement { task, sink, first_index, first_pos, chunk, cancel } = place;
         let inner = &self.inner;
         let n = inputs.len();
         let mut ctls = Vec::with_capacity(n.div_ceil(chunk));
@@ -283,7 +363,14 @@ impl Pool {
             if count == 0 {
                 return;
             }
-            let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, start, count, cancel.clone());
+            let ctl = JobCtl::new(
+                sink.clone(),
+                T::NAME,
+                first_index + start as u64,
+                first_pos + start,
+                count,
+                cancel.clone(),
+            );
             ctls.push(ctl.clone());
             inner.enqueue(Job {
                 task: task.clone(),
@@ -319,7 +406,14 @@ impl Pool {
                 Err(e) => {
                     flush(&mut body, &mut pins, start, count, &mut ctls);
                     count = 0;
-                    let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + pos as u64, pos, 1, cancel.clone());
+                    let ctl = JobCtl::new(
+                        sink.clone(),
+                        T::NAME,
+                        first_index + pos as u64,
+                        first_pos + pos,
+                        1,
+                        cancel.clone(),
+                    );
                     ctl.fail_rest(
                         None,
                         1,
@@ -364,6 +458,8 @@ struct Placement {
     task: Arc<dyn ErasedTask>,
     sink: Arc<dyn Sink>,
     first_index: u64,
+    /// Position in its submission of the first input.
+    first_pos: usize,
     /// Inputs per job, at least 1.
     chunk: usize,
     cancel: Arc<AtomicBool>,

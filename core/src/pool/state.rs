@@ -46,6 +46,10 @@ pub(crate) struct Config {
     pub(crate) start_timeout: Duration,
     /// Send a task its device refused (`Error::Unsupported`) to the pool's other devices.
     pub(crate) reroute: bool,
+    /// MPI worker ranks: how long a rank may stay silent before it counts as lost.
+    pub(crate) rank_lease: Duration,
+    /// The result journal (`PoolBuilder::journal`).
+    pub(crate) journal: Option<Arc<super::journal::Journal>>,
 }
 
 /// Counters of one worker slot.

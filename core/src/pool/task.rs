@@ -102,6 +102,9 @@ pub(crate) trait ErasedTask: Send + Sync {
     ) -> Result<u8, Failure>;
     /// Decodes an output sent by a process worker.
     fn decode_output(&self, bytes: &[u8]) -> Result<Value, String>;
+    /// Encodes an output (for the result journal); `None` when it is not this task's or
+    /// cannot be encoded.
+    fn encode_output(&self, value: &(dyn Any + Send)) -> Option<Vec<u8>>;
 }
 
 struct Typed<T: Task>(T);
@@ -183,6 +186,10 @@ impl<T: Task> ErasedTask for Typed<T> {
         postcard::from_bytes::<T::Output>(bytes)
             .map(|v| Box::new(v) as Value)
             .map_err(|e| format!("decoding the output: {e}"))
+    }
+
+    fn encode_output(&self, value: &(dyn Any + Send)) -> Option<Vec<u8>> {
+        postcard::to_allocvec(value.downcast_ref::<T::Output>()?).ok()
     }
 }
 

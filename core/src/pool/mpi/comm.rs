@@ -5,8 +5,8 @@
 //! others); results are found with a non-blocking matched probe.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mpi::point_to_point::MatchedReceiveVec;
@@ -14,7 +14,8 @@ use mpi::request::Request;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::launch::{FINALIZED, MPI_LOCK};
+use super::idle::Idle;
+use super::launch::{self, FINALIZED, MPI_LOCK};
 use super::tag;
 use super::worker::frame;
 use crate::pool::error::TaskErrorKind;
@@ -38,6 +39,16 @@ struct Rank {
     slot: Arc<Slot>,
     ready: bool,
     inflight: VecDeque<InFlight>,
+    /// When it last sent anything (a result, a heartbeat).
+    heard: Instant,
+    /// It stopped answering within its lease: it gets nothing more.
+    lost: bool,
+}
+
+impl Rank {
+    fn rank(&self) -> usize {
+        self.slot.id + 1
+    }
 }
 
 /// A send in progress and its buffer (leaked until the send completes).
@@ -49,6 +60,11 @@ struct Pending {
 /// The non-blocking sends in progress.
 #[derive(Default)]
 struct Sends(Vec<Pending>);
+
+// SAFETY: an MPI request is a handle that MPI lets any thread complete under
+// MPI_THREAD_MULTIPLE (or, with less, one thread at a time: every MPI call here is made
+// under `MPI_LOCK`); the buffers are plain bytes owned by the send until it completes.
+unsafe impl Send for Sends {}
 
 impl Sends {
     fn send(&mut self, world: &SimpleCommunicator, rank: usize, tag: i32, bytes: Vec<u8>) {
@@ -88,15 +104,105 @@ impl Sends {
     }
 }
 
+/// What rank 0's communication keeps between steps. The communication thread steps it;
+/// so does a caller waiting for a result (see [`drive_until`]), which saves the round trip
+/// two thread hops while the thread steps aside.
+#[derive(Default)]
+pub(super) struct Comm {
+    ranks: Vec<Rank>,
+    sends: Sends,
+    next_id: u64,
+    /// What one input of each task costs (ns, moving average): a job is sent ahead of the
+    /// rank's current work only while that work is expected to take under a millisecond.
+    cost: HashMap<&'static str, u64>,
+    /// Setup is over and the pool not stopped: steps may run.
+    serving: bool,
+    /// The queue's stop was taken (by whichever thread stepped), or MPI is finalized.
+    stop: bool,
+}
+
+/// A pool's [`Comm`], and how many callers are driving it.
+#[derive(Default)]
+pub(crate) struct Shared {
+    comm: Mutex<Comm>,
+    drivers: AtomicUsize,
+}
+
 /// The communication thread of `pool`.
-pub(super) fn run(pool: Arc<PoolState>) {
+pub(super) fn run(pool: Arc<PoolState>, shared: Arc<Shared>) {
     let world = SimpleCommunicator::world();
-    let mut ranks: Vec<Rank> =
-        pool.slots.iter().map(|s| Rank { slot: s.clone(), ready: false, inflight: VecDeque::new() }).collect();
-    let mut sends = Sends::default();
-    setup(&pool, &world, &mut ranks, &mut sends);
-    schedule(&pool, &world, &mut ranks, &mut sends);
-    stop(&pool, &world, &mut ranks, &mut sends);
+    {
+        let mut comm = shared.comm.lock_unpoisoned();
+        let now = Instant::now();
+        comm.ranks = pool
+            .slots
+            .iter()
+            .map(|s| Rank { slot: s.clone(), ready: false, inflight: VecDeque::new(), heard: now, lost: false })
+            .collect();
+        let Comm { ranks, sends, .. } = &mut *comm;
+        setup(&pool, &world, ranks, sends);
+        comm.serving = true;
+    }
+    let mut idle = Idle::new();
+    loop {
+        if shared.drivers.load(Ordering::Acquire) > 0 && !pool.stopping() {
+            // A waiting caller steps the pool: stay out of its way (and off its core).
+            std::thread::sleep(Duration::from_micros(50));
+            continue;
+        }
+        let mut comm = shared.comm.lock_unpoisoned();
+        let busy = step(&pool, &world, &mut comm);
+        let stop = comm.stop;
+        drop(comm);
+        if stop || pool.stopping() {
+            break;
+        }
+        // Never a blocking wait on the queue here: it would take the job a waiting caller
+        // is about to step, and hand it back a wake-up later.
+        if busy {
+            idle.reset();
+        } else {
+            idle.pause();
+        }
+    }
+    let mut comm = shared.comm.lock_unpoisoned();
+    comm.serving = false;
+    let Comm { ranks, sends, .. } = &mut *comm;
+    stop(&pool, &world, ranks, sends);
+}
+
+/// How long a waiting caller steps the pool before it blocks (and the communication
+/// thread takes over again): a short task's result comes well within it, also on a loaded
+/// machine where a rank waits a while for a core.
+const DRIVE_FOR: Duration = Duration::from_millis(1);
+
+/// A caller waits for a result: it steps the pool itself until `ready` or for up to
+/// [`DRIVE_FOR`] (spinning for the spin window, then yielding between steps).
+pub(crate) fn drive_until(shared: &Shared, pool: &PoolState, ready: &dyn Fn() -> bool) {
+    if ready() {
+        return;
+    }
+    shared.drivers.fetch_add(1, Ordering::AcqRel);
+    let world = SimpleCommunicator::world();
+    let start = Instant::now();
+    loop {
+        let waited = start.elapsed();
+        if ready() || waited > DRIVE_FOR || pool.stopping() {
+            break;
+        }
+        if let Ok(mut comm) = shared.comm.try_lock() {
+            if comm.serving && !comm.stop {
+                step(pool, &world, &mut comm);
+            }
+        }
+        if waited < crate::pool::spin::WINDOW {
+            std::hint::spin_loop();
+        } else {
+            // Preempted or a longer task: let the rank (maybe on this core) run.
+            std::thread::yield_now();
+        }
+    }
+    shared.drivers.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// Sends each rank the pool's setup and waits for every rank's answer.
@@ -105,7 +211,12 @@ fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends
     if FINALIZED.load(Ordering::Acquire) {
         return;
     }
-    for r in ranks.iter() {
+    for r in ranks.iter_mut() {
+        if launch::is_lost(r.rank()) {
+            r.lost = true;
+            pool.slot_dead(&r.slot, format!("rank {} was lost earlier in this launch", r.rank()));
+            continue;
+        }
         let setup = ToWorker::Setup {
             worker: r.slot.id,
             kind: r.slot.kind,
@@ -139,41 +250,52 @@ fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends
             other => pool.slot_dead(&r.slot, format!("unexpected answer to the setup: {other:?}")),
         }
     }
-    for r in ranks.iter().filter(|r| !r.ready) {
-        pool.slot_dead(&r.slot, format!("rank {} did not answer the setup in time", r.slot.id + 1));
+    for r in ranks.iter_mut() {
+        r.heard = Instant::now();
+        if !r.ready {
+            pool.slot_dead(&r.slot, format!("rank {} did not answer the setup in time", r.rank()));
+        }
     }
 }
 
-/// Feeds the ranks and delivers their results until the pool stops.
-fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends: &mut Sends) {
-    let mut next_id = 0u64;
-    // What one input of each task costs (ns, moving average): a job is sent ahead of the
-    // rank's current work only while that work is expected to take under a millisecond.
-    let mut cost: HashMap<&'static str, u64> = HashMap::new();
-    let mut idle_since = Instant::now();
-    loop {
-        let guard = MPI_LOCK.lock_unpoisoned();
-        if FINALIZED.load(Ordering::Acquire) {
-            return;
-        }
+/// One step: receives what the ranks sent, fails overdue tasks, marks silent ranks lost,
+/// and feeds the ranks from the queue. Returns whether anything came or went.
+fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
+    let Comm { ranks, sends, next_id, cost, stop, .. } = comm;
+    let _mpi = MPI_LOCK.lock_unpoisoned();
+    if FINALIZED.load(Ordering::Acquire) {
+        *stop = true;
+        return false;
+    }
+    {
         let mut busy = false;
-        while let Some(probed) = world.any_process().immediate_matched_probe_with_tag(tag::RESULTS) {
-            busy = true;
+        while let Some(probed) = world.any_process().immediate_matched_probe() {
             let (bytes, status) = probed.matched_receive_vec::<u8>();
-            receive(ranks, &mut cost, &bytes, status.source_rank() as usize);
+            let source = status.source_rank() as usize;
+            if let Some(r) = ranks.get_mut(source.wrapping_sub(1)) {
+                r.heard = Instant::now();
+            }
+            match status.tag() {
+                tag::RESULTS => {
+                    busy = true;
+                    receive(ranks, cost, &bytes, source);
+                }
+                tag::HEARTBEAT => {}
+                other => tracing::debug!("polycompute pool: rank {source} sent tag {other} while serving; dropped"),
+            }
         }
         timeouts(pool, ranks);
+        leases(pool, ranks);
         // Feed the least-loaded ranks first, one job at a time.
-        let mut stop = false;
         while let Some(r) = ranks
             .iter_mut()
-            .filter(|r| r.ready && r.inflight.len() < pool.cfg.depth && ahead_ok(&cost, &r.inflight))
+            .filter(|r| r.ready && r.inflight.len() < pool.cfg.depth && ahead_ok(cost, &r.inflight))
             .min_by_key(|r| r.inflight.len())
         {
             let job = match pool.queue_rx.try_recv() {
                 Ok(Work::Job(job)) => job,
                 Ok(Work::Stop) => {
-                    stop = true;
+                    *stop = true;
                     break;
                 }
                 Err(_) => break,
@@ -188,9 +310,9 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
                 job.ctl.fail_rest(Some((r.slot.id, r.slot.device_id)), job.attempt, kind);
                 continue;
             };
-            next_id += 1;
+            *next_id += 1;
             let header = ToWorker::Job {
-                id: next_id,
+                id: *next_id,
                 task: job.task.name().to_string(),
                 first_index: job.ctl.first_index,
                 attempt: job.attempt,
@@ -207,28 +329,10 @@ fn schedule(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], se
                     continue;
                 }
             }
-            r.inflight.push_back(InFlight { job, id: next_id, started: Instant::now(), timed_out: false });
+            r.inflight.push_back(InFlight { job, id: *next_id, started: Instant::now(), timed_out: false });
         }
         sends.progress();
-        drop(guard);
-        if stop || pool.stopping() {
-            return;
-        }
-        if busy {
-            idle_since = Instant::now();
-        } else if ranks.iter().all(|r| r.inflight.is_empty()) && idle_since.elapsed() > Duration::from_micros(200) {
-            // Nothing in flight: wait on the queue itself rather than spin.
-            match pool.queue_rx.recv_timeout(Duration::from_millis(1)) {
-                Ok(Work::Job(job)) => {
-                    // Back to the front of the line: a fresh job goes first next turn.
-                    let _ = pool.queue_tx.send(Work::Job(job));
-                }
-                Ok(Work::Stop) => return,
-                Err(_) => {}
-            }
-        } else {
-            std::thread::yield_now();
-        }
+        busy
     }
 }
 
@@ -238,6 +342,64 @@ fn ahead_ok(cost: &HashMap<&'static str, u64>, inflight: &VecDeque<InFlight>) ->
         cost.get(f.job.task.name()).map(|ns| sum.saturating_add(ns.saturating_mul(f.job.ctl.len as u64)))
     });
     inflight.is_empty() || expected.is_some_and(|ns| ns < 1_000_000)
+}
+
+/// Marks lost every rank silent for longer than the lease (ranks send heartbeats only
+/// with `MPI_THREAD_MULTIPLE`; without it a long task would look like silence).
+fn leases(pool: &PoolState, ranks: &mut [Rank]) {
+    if !launch::THREAD_MULTIPLE.load(Ordering::Acquire) {
+        return;
+    }
+    let lease = pool.cfg.rank_lease;
+    for r in ranks.iter_mut().filter(|r| r.ready && !r.lost) {
+        let silent = r.heard.elapsed();
+        if silent > lease {
+            lose(pool, r, silent);
+        }
+    }
+}
+
+/// Rank `r` stopped answering: it is marked lost (for this pool and the launch's later
+/// ones) and gets nothing more; the job it was running is charged an attempt and queued
+/// again while `retries` allows (else it fails as `Crashed`); the jobs sent ahead to it go
+/// back to the queue uncharged.
+fn lose(pool: &PoolState, r: &mut Rank, silent: Duration) {
+    r.lost = true;
+    r.ready = false;
+    let rank = r.rank();
+    launch::mark_lost(rank);
+    let host = super::mpi_world().and_then(|w| w.ranks.get(rank)).map_or("?", |m| m.host.as_str());
+    let running = r.inflight.front().map_or(0, |f| f.job.ctl.len);
+    let message = format!(
+        "worker rank {rank} on {host} stopped answering: silent for {silent:.1?}, over its lease of {:?}; \
+         marked lost, {running} task(s) it was running queued again as a new attempt (PoolBuilder::retries \
+         allows {}), no more work sent to it{}",
+        pool.cfg.rank_lease,
+        pool.cfg.retries,
+        if launch::recovery() { "" } else { " (without mpirun --enable-recovery the launcher may end the job)" }
+    );
+    tracing::warn!("polycompute pool: {message}");
+    eprintln!("polycompute pool: warning: {message}");
+    pool.slot_dead(&r.slot, message);
+    let who = Some((r.slot.id, r.slot.device_id));
+    for (i, f) in r.inflight.drain(..).enumerate() {
+        if f.timed_out || f.job.ctl.is_done() {
+            continue;
+        }
+        let mut job = f.job;
+        if i == 0 {
+            // The job the rank was running: its results never came.
+            if job.attempt > pool.cfg.retries {
+                let kind = TaskErrorKind::Crashed { code: None, signal: None };
+                let slot = &r.slot;
+                job.ctl.fail_rest_counted(who, job.attempt, kind, |n| slot.stats.count_failed(n));
+                continue;
+            }
+            job.attempt += 1;
+        }
+        job.ctl.requeued();
+        pool.enqueue(job);
+    }
 }
 
 /// Fails the head job of every rank that overran the task timeout; the rank cannot be
@@ -329,11 +491,11 @@ fn stop(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends:
     if FINALIZED.load(Ordering::Acquire) {
         return;
     }
-    for r in ranks.iter() {
-        sends.send(world, r.slot.id + 1, tag::STOP, vec![0]);
+    for r in ranks.iter().filter(|r| !r.lost) {
+        sends.send(world, r.rank(), tag::STOP, vec![0]);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    let mut left = ranks.len();
+    let mut left = ranks.iter().filter(|r| !r.lost).count();
     while left > 0 && Instant::now() < deadline {
         sends.progress();
         match world.any_process().immediate_matched_probe() {

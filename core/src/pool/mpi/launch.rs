@@ -1,8 +1,9 @@
 //! Launch: whether an MPI launcher started this process, `MPI_Init`, and what every rank
 //! learns about the others at start (host, node-local rank, device).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -63,6 +64,54 @@ static UNIVERSE: Mutex<Option<Universe>> = Mutex::new(None);
 /// at least); `FINALIZED` says no call may follow.
 pub(crate) static MPI_LOCK: Mutex<()> = Mutex::new(());
 pub(crate) static FINALIZED: AtomicBool = AtomicBool::new(false);
+/// Whether MPI runs with `MPI_THREAD_MULTIPLE` (a worker rank's heartbeat thread needs it).
+pub(crate) static THREAD_MULTIPLE: AtomicBool = AtomicBool::new(false);
+/// Worker ranks that stopped answering within their lease (rank numbers, in order lost).
+static LOST: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// The exit status rank 0's program ends with when ranks were lost (0: left as it is).
+static LOST_EXIT: AtomicI32 = AtomicI32::new(0);
+
+/// The worker ranks lost so far in this launch: ranks that stopped answering within their
+/// lease (see [`crate::pool::PoolBuilder::rank_lease`]), in the order they were lost. Only
+/// under `mpirun --enable-recovery` does the launch outlive a dead rank: with a default
+/// launcher the whole job ends at once and nothing is reported here.
+///
+/// ```
+/// assert!(polycompute_core::pool::mpi_lost_ranks().is_empty());
+/// ```
+pub fn mpi_lost_ranks() -> Vec<usize> {
+    LOST.lock_unpoisoned().clone()
+}
+
+/// Makes rank 0's program exit with status `code` (not 0) when worker ranks were lost,
+/// whatever its `main` returned; `0` turns it off (the default). For scripts and
+/// schedulers that must notice the loss: `mpirun --enable-recovery` itself exits 0 when
+/// rank 0 does, so rank 0's status is what `mpirun` passes on.
+///
+/// ```
+/// polycompute_core::pool::exit_status_on_lost_ranks(3);
+/// ```
+pub fn exit_status_on_lost_ranks(code: i32) {
+    LOST_EXIT.store(code, Ordering::Release);
+}
+
+/// Records that worker rank `rank` was lost.
+pub(crate) fn mark_lost(rank: usize) {
+    let mut lost = LOST.lock_unpoisoned();
+    if !lost.contains(&rank) {
+        lost.push(rank);
+    }
+}
+
+/// Whether worker rank `rank` was lost earlier in this launch.
+pub(crate) fn is_lost(rank: usize) -> bool {
+    LOST.lock_unpoisoned().contains(&rank)
+}
+
+/// Whether the launcher keeps the job alive when a rank dies (`mpirun --enable-recovery`).
+pub(crate) fn recovery() -> bool {
+    std::env::var("OMPI_MCA_orte_enable_recovery").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
 
 /// The MPI launch this process is part of: `None` without the `mpi` feature's
 /// [`crate::pool::worker_main`] having run under an MPI launcher (a singleton run).
@@ -90,9 +139,10 @@ pub(crate) fn start(tasks: &Tasks) {
     if !launched() || WORLD.get().is_some() || std::env::var_os(crate::pool::wire::ENV_ADDR).is_some() {
         return;
     }
-    let Some((universe, _threading)) = mpi::initialize_with_threading(mpi::Threading::Multiple) else {
+    let Some((universe, threading)) = mpi::initialize_with_threading(mpi::Threading::Multiple) else {
         return; // initialized by someone else: leave it to them
     };
+    THREAD_MULTIPLE.store(threading == mpi::Threading::Multiple, Ordering::Release);
     let world = universe.world();
     let info = learn(&world);
     let rank = info.rank;
@@ -146,19 +196,48 @@ fn learn(world: &SimpleCommunicator) -> MpiWorld {
     MpiWorld { size, rank, ranks }
 }
 
-/// Rank 0 at exit: tells every worker rank to exit, then finalizes MPI.
+/// Rank 0 at exit: tells every worker rank that is not lost to exit (non-blocking sends,
+/// given a second: a rank may have died since), finalizes MPI, and turns the exit status
+/// into the one [`exit_status_on_lost_ranks`] asked for when ranks were lost.
 extern "C" fn finalize_at_exit() {
     let _ = std::panic::catch_unwind(|| {
         if let Some(universe) = UNIVERSE.lock_unpoisoned().as_ref() {
             let _guard = MPI_LOCK.lock_unpoisoned();
             let world = universe.world();
+            let mut sends = Vec::new();
             for r in 1..world.size() {
-                world.process_at_rank(r).send_with_tag(&[0u8][..], tag::EXIT);
+                if !is_lost(r as usize) {
+                    let request = world.process_at_rank(r).immediate_send_with_tag(
+                        mpi::request::StaticScope,
+                        &EXIT_BYTE[..],
+                        tag::EXIT,
+                    );
+                    sends.push(request);
+                }
             }
+            let deadline = Instant::now() + Duration::from_secs(1);
+            while !sends.is_empty() && Instant::now() < deadline {
+                sends = sends.into_iter().filter_map(|s| s.test().err()).collect();
+                std::thread::yield_now();
+            }
+            // Unfinished sends (to a rank that died): left to MPI, which may still read
+            // the static byte.
+            sends.into_iter().for_each(std::mem::forget);
         }
         finalize();
     });
+    let lost = mpi_lost_ranks();
+    let code = LOST_EXIT.load(Ordering::Acquire);
+    if !lost.is_empty() && code != 0 {
+        eprintln!("polycompute: worker rank(s) {lost:?} were lost; exiting with status {code}");
+        // SAFETY: `_exit` ends the process at once; called from an atexit handler, where
+        // `exit` must not be called again.
+        unsafe { libc::_exit(code) };
+    }
 }
+
+/// What an exit message carries (a static buffer: MPI may read it after the handler).
+static EXIT_BYTE: [u8; 1] = [0];
 
 /// `MPI_Finalize`, once.
 fn finalize() {

@@ -9,7 +9,8 @@
 //! * `launch` — detecting a launcher, `MPI_Init`, each rank's host, node-local rank and device;
 //! * `device` — the node-local device rule;
 //! * `worker` — a worker rank's serving loop;
-//! * `comm` — rank 0's one communication thread: a dynamic work queue fed to the ranks.
+//! * `comm` — rank 0's one communication thread: a dynamic work queue fed to the ranks;
+//! * `idle` — how the polling loops of both sides wait (yield, then sleep a little).
 //!
 //! Tasks travel in the process workers' wire encoding (postcard), whole (never through
 //! shared memory: ranks may be on other nodes).
@@ -24,10 +25,11 @@ use super::state::{PoolState, Slot};
 
 mod comm;
 mod device;
+mod idle;
 mod launch;
 mod worker;
 
-pub use launch::{mpi_world, MpiRank, MpiWorld};
+pub use launch::{exit_status_on_lost_ranks, mpi_lost_ranks, mpi_world, MpiRank, MpiWorld};
 
 /// Message tags between rank 0 and the worker ranks.
 pub(crate) mod tag {
@@ -39,6 +41,8 @@ pub(crate) mod tag {
     pub(crate) const STOP: i32 = 3;
     /// Rank 0 → worker: the program ends; finalize and exit.
     pub(crate) const EXIT: i32 = 4;
+    /// Worker → rank 0: still alive (sent every `HEARTBEAT_EVERY` while serving a pool).
+    pub(crate) const HEARTBEAT: i32 = 13;
     /// Worker → rank 0: `Ready` or `StartFailed` (the wire's frame).
     pub(crate) const READY: i32 = 10;
     /// Worker → rank 0: a results frame.
@@ -46,6 +50,10 @@ pub(crate) mod tag {
     /// Worker → rank 0: the stop was seen; nothing more comes from this pool.
     pub(crate) const STOPPED: i32 = 12;
 }
+
+/// How often a worker rank serving a pool tells rank 0 it is alive, also while it runs a
+/// long task: rank 0 counts a rank silent for longer than its lease as lost.
+pub(crate) const HEARTBEAT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Call first thing in `main` (see [`crate::pool::worker_main`]): under an MPI launcher,
 /// worker ranks serve tasks here and exit, never returning; rank 0 and singletons return.
@@ -78,8 +86,12 @@ pub(crate) fn worker_devices() -> Result<Vec<(crate::backend::BackendKind, usize
     Ok(world.ranks[1..].iter().map(|r| (r.device.kind, r.device.ordinal)).collect())
 }
 
-/// The MPI [`WorkerKind`]: one slot per worker rank, fed by one communication thread.
-pub(crate) struct MpiWorkers;
+/// The MPI [`WorkerKind`]: one slot per worker rank, fed by one communication thread (and
+/// by callers waiting for a result, see `comm::drive_until`).
+#[derive(Default)]
+pub(crate) struct MpiWorkers {
+    shared: Arc<comm::Shared>,
+}
 
 impl WorkerKind for MpiWorkers {
     fn carriage(&self) -> Carriage {
@@ -87,8 +99,8 @@ impl WorkerKind for MpiWorkers {
     }
 
     fn start(&self, pool: &Arc<PoolState>) -> io::Result<()> {
-        let p = pool.clone();
-        let h = std::thread::Builder::new().name("polycompute-mpi".into()).spawn(move || comm::run(p))?;
+        let (p, shared) = (pool.clone(), self.shared.clone());
+        let h = std::thread::Builder::new().name("polycompute-mpi".into()).spawn(move || comm::run(p, shared))?;
         pool.add_thread(h);
         Ok(())
     }
@@ -102,4 +114,8 @@ impl WorkerKind for MpiWorkers {
 
     /// The communication thread fails its own jobs in flight when it stops.
     fn fail_stuck(&self, _pool: &PoolState) {}
+
+    fn drive_until(&self, pool: &PoolState, ready: &dyn Fn() -> bool) {
+        comm::drive_until(&self.shared, pool, ready);
+    }
 }

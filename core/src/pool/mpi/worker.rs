@@ -12,11 +12,24 @@ use crate::pool::context::WorkerContext;
 use crate::pool::task::{Failure, Tasks};
 use crate::pool::wire::{self, FromWorker, ToWorker};
 
+/// The next message from rank 0, polled (see `idle`: a blocking receive would spin a
+/// core for as long as it waits).
+fn next_message(world: &SimpleCommunicator) -> (Vec<u8>, mpi::point_to_point::Status) {
+    let root = world.process_at_rank(0);
+    let idle = super::idle::Idle::new();
+    loop {
+        if let Some(probed) = root.immediate_matched_probe() {
+            return probed.matched_receive_vec::<u8>();
+        }
+        idle.pause();
+    }
+}
+
 /// Serves pools until rank 0 says the program ends.
 pub(super) fn serve(tasks: &Tasks, world: &SimpleCommunicator) -> Result<(), String> {
     let root = world.process_at_rank(0);
     loop {
-        let (bytes, status) = root.receive_vec::<u8>();
+        let (bytes, status) = next_message(world);
         match status.tag() {
             tag::EXIT => return Ok(()),
             tag::SETUP => serve_pool(tasks, world, &bytes)?,
@@ -38,6 +51,43 @@ fn send(world: &SimpleCommunicator, tag: i32, header: &FromWorker, body: &[u8]) 
     let bytes = frame(header, body)?;
     world.process_at_rank(0).send_with_tag(&bytes[..], tag);
     Ok(())
+}
+
+/// Sends rank 0 a heartbeat every [`super::HEARTBEAT_EVERY`] until dropped.
+struct Heartbeat {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    fn start() -> Heartbeat {
+        if !super::launch::THREAD_MULTIPLE.load(std::sync::atomic::Ordering::Acquire) {
+            // Without MPI_THREAD_MULTIPLE no second thread may call MPI: no heartbeat (rank
+            // 0 then hears from this rank only through its results).
+            return Heartbeat { stop: None, thread: None };
+        }
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("polycompute-heartbeat".into())
+            .spawn(move || {
+                let world = SimpleCommunicator::world();
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(super::HEARTBEAT_EVERY)
+                {
+                    world.process_at_rank(0).send_with_tag(&[0u8; 0][..], tag::HEARTBEAT);
+                }
+            })
+            .ok();
+        Heartbeat { stop: Some(stop), thread }
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// One pool: from its setup to its stop.
@@ -66,13 +116,16 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
     let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     send(world, tag::READY, &FromWorker::Ready { device: device.id() }, &[])?;
+    let heartbeat = Heartbeat::start();
 
     let mut results = Vec::new();
     loop {
-        let (bytes, status) = root.receive_vec::<u8>();
+        let (bytes, status) = next_message(world);
         match status.tag() {
             tag::JOB => {}
             tag::STOP => {
+                // No heartbeat may follow the stop's answer.
+                drop(heartbeat);
                 root.send_with_tag(&[0u8][..], tag::STOPPED);
                 return Ok(());
             }
