@@ -89,27 +89,19 @@ impl Bits16 for f16 {
     }
     #[inline(always)]
     fn round(x: f32) -> Self {
-        let bits = x.to_bits();
-        let sign = (bits >> 16) & 0x8000;
-        let mag = bits & 0x7fff_ffff;
-        // Results too large for f16: Inf, or a quiet NaN.
-        let big = if mag > 0x7f80_0000 { 0x7e00 } else { 0x7c00 };
-        // Subnormal results: adding 2^-14 (as 0.5 in f16's subnormal units, aligned by the
-        // exponent of 2^-1) makes the f32 adder round the 10 kept bits to nearest even.
-        let magic = ((127 - 15) + (23 - 10) + 1) << 23;
-        let small = (f32::from_bits(mag) + f32::from_bits(magic)).to_bits().wrapping_sub(magic);
-        // Normal results: rebias, then round to nearest even by adding half an ulp minus one
-        // plus the kept mantissa's lowest bit.
-        let odd = (mag >> 13) & 1;
-        let normal = mag.wrapping_add(((15u32.wrapping_sub(127)) << 23).wrapping_add(0xfff)).wrapping_add(odd) >> 13;
-        let out = if mag >= (127 + 16) << 23 {
-            big
-        } else if mag < 113 << 23 {
-            small
-        } else {
-            normal
-        };
-        f16::from_bits((out | sign) as u16)
+        // Marat Dukhan's FP16 method: scaling by 2^112 then 2^-110 sends values past f16's
+        // range to Inf; adding a power of two aligned with the result's last kept bit makes
+        // the f32 adder round to nearest even at f16's precision (subnormals included, where
+        // that power is fixed at 2^-14's); f16's exponent and mantissa are then read off.
+        let w = x.to_bits();
+        let base = (x.abs() * f32::from_bits(0x7780_0000)) * f32::from_bits(0x0880_0000);
+        let shl1 = w.wrapping_add(w);
+        let bias = (shl1 & 0xff00_0000).max(0x7100_0000);
+        let base = f32::from_bits((bias >> 1) + 0x0780_0000) + base;
+        let bits = base.to_bits();
+        let nonsign = ((bits >> 13) & 0x7c00) + (bits & 0x0fff);
+        let body = if shl1 > 0xff00_0000 { 0x7e00 } else { nonsign };
+        f16::from_bits(((w >> 16) & 0x8000 | body) as u16)
     }
 }
 
