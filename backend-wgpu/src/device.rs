@@ -290,6 +290,8 @@ fn host_vec(dtype: DType, bytes: &[u8]) -> HostVec {
         DType::F64 => HostVec::F64(bytemuck::pod_collect_to_vec(bytes)),
         DType::I32 => HostVec::I32(bytemuck::pod_collect_to_vec(bytes)),
         DType::U32 => HostVec::U32(bytemuck::pod_collect_to_vec(bytes)),
+        DType::F16 => HostVec::F16(bytemuck::pod_collect_to_vec(bytes)),
+        DType::BF16 => HostVec::BF16(bytemuck::pod_collect_to_vec(bytes)),
     }
 }
 
@@ -306,11 +308,17 @@ impl BackendDevice for WgpuDevice {
 
     fn upload(&self, data: HostSlice<'_>) -> Result<WgpuBuffer> {
         self.sink.check(self.id)?;
+        if data.dtype().is_half() {
+            // Packed 2-byte elements need the half kernels' layout (issue 15): refused until then.
+            return Err(Error::missing_capability("upload", data.dtype(), Some(self.id), crate::ops::HALF_KERNELS));
+        }
         let bytes: &[u8] = match data {
             HostSlice::F32(s) => bytemuck::cast_slice(s),
             HostSlice::F64(s) => bytemuck::cast_slice(s),
             HostSlice::I32(s) => bytemuck::cast_slice(s),
             HostSlice::U32(s) => bytemuck::cast_slice(s),
+            HostSlice::F16(s) => bytemuck::cast_slice(s),
+            HostSlice::BF16(s) => bytemuck::cast_slice(s),
         };
         let buf = self.alloc(data.dtype(), data.len())?;
         if !bytes.is_empty() {

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use crate::memory::Pool;
 use crate::num::{Float, Num};
+use crate::num_half::{narrow, widen, HalfNum};
 use crate::par::PAR_MIN;
 use crate::storage::Output;
 use arg::{Largest, Pick, Smallest};
@@ -64,7 +65,33 @@ pub(crate) fn reduce(
         HostSlice::F64(x) => float(kind, x, g, pool),
         HostSlice::I32(x) => int(kind, x, g, pool),
         HostSlice::U32(x) => int(kind, x, g, pool),
+        HostSlice::F16(x) => half(kind, x, g, pool),
+        HostSlice::BF16(x) => half(kind, x, g, pool),
     }
+}
+
+/// A half reduction: sum, mean and prod accumulate in f32 (the values widened, exactly) and
+/// round once at the end; min, max, argmin and argmax compare the halves exactly.
+fn half<H: HalfNum>(kind: ReduceKind, x: &[H], g: Geometry, pool: &Arc<Pool>) -> Result<Output> {
+    let wide = || widen(x);
+    let n = g.outputs();
+    let rounded = |acc: Vec<f32>| Output::write::<H>(pool, n, |out| narrow(&acc, out));
+    match kind {
+        ReduceKind::Sum => rounded(folded_vec::<Sum<f32>>(&wide(), g, |s| s)),
+        ReduceKind::Mean => {
+            let len = g.len as f32;
+            rounded(folded_vec::<Sum<f32>>(&wide(), g, |s| s / len))
+        }
+        ReduceKind::Prod => rounded(folded_vec::<Prod<f32>>(&wide(), g, |s| s)),
+        _ => common(kind, x, g, pool),
+    }
+}
+
+/// The f32 accumulations of a half reduction, before their one rounding.
+fn folded_vec<F: Fold<In = f32, Acc = f32>>(x: &[f32], g: Geometry, finish: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
+    let mut acc = vec![0.0f32; g.outputs()];
+    folded::<F, f32>(x, g, finish, &mut acc);
+    acc
 }
 
 fn float<T: Float>(kind: ReduceKind, x: &[T], g: Geometry, pool: &Arc<Pool>) -> Result<Output> {

@@ -54,6 +54,10 @@ pub(crate) fn wgsl_type(d: DType) -> &'static str {
         DType::F64 => "f64",
         DType::I32 => "i32",
         DType::U32 => "u32",
+        // WGSL's f16 (`enable f16;`, SHADER_F16); no kernel uses it yet (ops refuse halves,
+        // issue 15), and bf16 has no WGSL type: its bits live in u32 words.
+        DType::F16 => "f16",
+        DType::BF16 => "u32",
     }
 }
 
@@ -70,6 +74,9 @@ pub(crate) fn literal(s: Scalar) -> String {
         Scalar::F64(v) => format!("({v:e}lf * f64(1u - pz))"),
         Scalar::I32(v) => format!("bitcast<i32>(0x{:08x}u | pz)", v as u32),
         Scalar::U32(v) => format!("({v}u | pz)"),
+        // The halves compute in f32: their value as an f32 literal (exact).
+        Scalar::F16(v) => literal(Scalar::F32(v.to_f32())),
+        Scalar::BF16(v) => literal(Scalar::F32(v.to_f32())),
     }
 }
 

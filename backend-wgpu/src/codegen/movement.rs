@@ -68,6 +68,10 @@ pub(crate) fn scan_identity(dtype: DType, product: bool) -> String {
         (DType::F64, true) => Scalar::F64(1.0),
         (DType::I32, p) => Scalar::I32(i32::from(p)),
         (DType::U32, p) => Scalar::U32(u32::from(p)),
+        (DType::F16, p) => Scalar::F16(if p { polycompute_core::f16::ONE } else { polycompute_core::f16::NEG_ZERO }),
+        (DType::BF16, p) => {
+            Scalar::BF16(if p { polycompute_core::bf16::ONE } else { polycompute_core::bf16::NEG_ZERO })
+        }
     })
 }
 

@@ -26,6 +26,17 @@ pub(crate) fn key_code(dtype: DType) -> String {
              if ((b >> 31u) == 1u) { return ~b; }\n    return b | 0x80000000u;"
         }
         DType::F64 => return shaders::SORT_KEY2.to_string(),
+        // The halves' 16-bit keys, as f32's (not used yet: ops refuse halves, issue 15).
+        DType::F16 => {
+            "if ((b & 0x7fffu) > 0x7c00u) { return 0xffffffffu; }\n    \
+             if ((b & 0x7fffu) == 0u) { return 0x8000u; }\n    \
+             if ((b >> 15u) == 1u) { return ~b & 0xffffu; }\n    return b | 0x8000u;"
+        }
+        DType::BF16 => {
+            "if ((b & 0x7fffu) > 0x7f80u) { return 0xffffffffu; }\n    \
+             if ((b & 0x7fffu) == 0u) { return 0x8000u; }\n    \
+             if ((b >> 15u) == 1u) { return ~b & 0xffffu; }\n    return b | 0x8000u;"
+        }
     };
     instantiate(shaders::SORT_KEY1, &[("KEY", key)])
 }

@@ -5,7 +5,7 @@
 //! an f64 literal and a conversion a device without f64 could not run.
 
 use super::{BinaryOp, UnaryOp};
-use crate::dtype::{DType, Scalar};
+use crate::dtype::{bf16, f16, DType, Scalar};
 
 /// `op(a)` in `a`'s dtype, or `None` when the op is not defined for it (a float-only op on
 /// an integer: the type checker reports that case before folding is tried).
@@ -53,7 +53,18 @@ pub(super) fn unary(op: UnaryOp, a: Scalar) -> Option<Scalar> {
             Abs | Floor | Ceil | Round => x,
             _ => return None,
         }),
+        // Halves compute in f32 and round once to nearest even.
+        Scalar::F16(x) => Scalar::F16(f16::from_f32(unary_f32(op, x.to_f32())?)),
+        Scalar::BF16(x) => Scalar::BF16(bf16::from_f32(unary_f32(op, x.to_f32())?)),
     })
+}
+
+/// `op(x)` in f32, the arithmetic of the half dtypes.
+fn unary_f32(op: UnaryOp, x: f32) -> Option<f32> {
+    match unary(op, Scalar::F32(x))? {
+        Scalar::F32(r) => Some(r),
+        _ => None,
+    }
 }
 
 /// `a op b` for operands of one dtype, or `None` when the dtypes differ or the op is not
@@ -64,12 +75,18 @@ pub(super) fn binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
         (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(float_binary(op, x, y)?),
         (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(i32_binary(op, x, y)?),
         (Scalar::U32(x), Scalar::U32(y)) => Scalar::U32(u32_binary(op, x, y)?),
+        // Halves compute in f32 and round once to nearest even (exact for the comparisons'
+        // 0 and 1, and for min/max, which pick an operand).
+        (Scalar::F16(x), Scalar::F16(y)) => Scalar::F16(f16::from_f32(float_binary(op, x.to_f32(), y.to_f32())?)),
+        (Scalar::BF16(x), Scalar::BF16(y)) => Scalar::BF16(bf16::from_f32(float_binary(op, x.to_f32(), y.to_f32())?)),
         _ => return None,
     })
 }
 
 /// `a` converted to `to` (Rust's `as`: floats to integers truncate and saturate, NaN is 0;
-/// `i32` and `u32` reinterpret each other's bits; to a float rounds to nearest even).
+/// `i32` and `u32` reinterpret each other's bits; to a float rounds to nearest even, once —
+/// f64 to a half directly, not through f32 — and overflows to ±Inf). A half source is first
+/// widened to f32, which is exact.
 pub(super) fn cast(a: Scalar, to: DType) -> Scalar {
     macro_rules! to {
         ($v:expr) => {
@@ -78,6 +95,9 @@ pub(super) fn cast(a: Scalar, to: DType) -> Scalar {
                 DType::F64 => Scalar::F64($v as f64),
                 DType::I32 => Scalar::I32($v as i32),
                 DType::U32 => Scalar::U32($v as u32),
+                // Every source is exact in f64 (i32, u32, f32 and the halves widened to f32).
+                DType::F16 => Scalar::F16(crate::halves::f16_from_f64($v as f64)),
+                DType::BF16 => Scalar::BF16(crate::halves::bf16_from_f64($v as f64)),
             }
         };
     }
@@ -86,6 +106,8 @@ pub(super) fn cast(a: Scalar, to: DType) -> Scalar {
         Scalar::F64(v) => to!(v),
         Scalar::I32(v) => to!(v),
         Scalar::U32(v) => to!(v),
+        Scalar::F16(v) => to!(v.to_f32()),
+        Scalar::BF16(v) => to!(v.to_f32()),
     }
 }
 
@@ -96,6 +118,8 @@ pub(super) fn truthy(c: Scalar) -> bool {
         Scalar::F64(v) => v != 0.0,
         Scalar::I32(v) => v != 0,
         Scalar::U32(v) => v != 0,
+        Scalar::F16(v) => v.to_f32() != 0.0,
+        Scalar::BF16(v) => v.to_f32() != 0.0,
     }
 }
 
@@ -292,5 +316,26 @@ mod tests {
         assert_eq!(cast(Scalar::I32(-1), DType::U32), Scalar::U32(u32::MAX));
         assert_eq!(unary(UnaryOp::Round, Scalar::F32(2.5)), Some(Scalar::F32(2.0)));
         assert!(truthy(Scalar::F32(f32::NAN)) && !truthy(Scalar::F32(-0.0)));
+    }
+
+    #[test]
+    fn halves_compute_in_f32_and_round_once() {
+        let h = |v: f32| Scalar::F16(f16::from_f32(v));
+        let b = |v: f32| Scalar::BF16(bf16::from_f32(v));
+        // Ties to even, overflow to Inf, the smallest subnormal halved (a tie with zero).
+        assert_eq!(binary(BinaryOp::Add, h(2048.0), h(1.0)), Some(h(2048.0)));
+        assert_eq!(binary(BinaryOp::Add, h(2048.0), h(3.0)), Some(h(2052.0)));
+        assert_eq!(binary(BinaryOp::Add, h(65504.0), h(16.0)), Some(Scalar::F16(f16::INFINITY)));
+        assert_eq!(binary(BinaryOp::Mul, Scalar::F16(f16::from_bits(1)), h(0.5)), Some(h(0.0)));
+        assert_eq!(binary(BinaryOp::Add, b(256.0), b(1.0)), Some(b(256.0)));
+        assert_eq!(binary(BinaryOp::Lt, b(1.0), b(2.0)), Some(b(1.0)));
+        assert_eq!(unary(UnaryOp::Sqrt, h(2.0)), Some(Scalar::F16(f16::from_f32(2f32.sqrt()))));
+        // Casts: one rounding from f64 (1 + 2^-11 + 2^-40 is above the tie), saturation, NaN.
+        let above = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(cast(Scalar::F64(above), DType::F16), Scalar::F16(f16::from_bits(0x3c01)));
+        assert_eq!(cast(h(-7.5), DType::I32), Scalar::I32(-7));
+        assert_eq!(cast(Scalar::F16(f16::NAN), DType::U32), Scalar::U32(0));
+        assert_eq!(cast(Scalar::F16(f16::MAX), DType::BF16), b(65536.0));
+        assert!(truthy(Scalar::BF16(bf16::NAN)) && !truthy(Scalar::F16(f16::NEG_ZERO)));
     }
 }
