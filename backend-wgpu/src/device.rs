@@ -230,11 +230,14 @@ impl WgpuDevice {
         self.sink.check(self.id)
     }
 
-    /// Copies `bytes` from the start of `src` to the start of `dst` on the device.
+    /// Copies `bytes` from the start of `src` to the start of `dst` on the device, rounded
+    /// up to whole words (an odd count of halves ends mid-word; every buffer holds whole
+    /// words, see `BufferPool::take`, and wgpu copies whole words only).
     pub(crate) fn copy(&self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) -> Result<()> {
         if bytes == 0 {
             return Ok(());
         }
+        let bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let scope = Scope::push(&self.device);
         let mut encoder =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("polycompute copy") });
@@ -253,10 +256,12 @@ impl WgpuDevice {
 
     /// Reads back the bytes of `buf` through a pooled staging buffer.
     fn read_bytes(&self, buf: &WgpuBuffer) -> Result<Vec<u8>> {
-        let bytes = buf.bytes();
-        if bytes == 0 {
+        let len = buf.bytes();
+        if len == 0 {
             return Ok(Vec::new());
         }
+        // Whole words (an odd count of halves ends mid-word); the tail is cut off below.
+        let bytes = len.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let staging = self.pool.staging(bytes)?;
         let scope = Scope::push(&self.device);
         let mut encoder =
@@ -276,6 +281,7 @@ impl WgpuDevice {
             .slice(..bytes)
             .get_mapped_range()
             .map_err(|e| readback(format!("reading the readback buffer failed: {e}")))?
+            [..len as usize]
             .to_vec();
         staging.unmap();
         self.pool.give_back(staging);
@@ -290,6 +296,8 @@ fn host_vec(dtype: DType, bytes: &[u8]) -> HostVec {
         DType::F64 => HostVec::F64(bytemuck::pod_collect_to_vec(bytes)),
         DType::I32 => HostVec::I32(bytemuck::pod_collect_to_vec(bytes)),
         DType::U32 => HostVec::U32(bytemuck::pod_collect_to_vec(bytes)),
+        DType::F16 => HostVec::F16(bytemuck::pod_collect_to_vec(bytes)),
+        DType::BF16 => HostVec::BF16(bytemuck::pod_collect_to_vec(bytes)),
     }
 }
 
@@ -311,9 +319,19 @@ impl BackendDevice for WgpuDevice {
             HostSlice::F64(s) => bytemuck::cast_slice(s),
             HostSlice::I32(s) => bytemuck::cast_slice(s),
             HostSlice::U32(s) => bytemuck::cast_slice(s),
+            HostSlice::F16(s) => bytemuck::cast_slice(s),
+            HostSlice::BF16(s) => bytemuck::cast_slice(s),
         };
         let buf = self.alloc(data.dtype(), data.len())?;
         if !bytes.is_empty() {
+            // wgpu writes whole words: an odd count of halves gets a zero half appended.
+            let padded;
+            let bytes = if bytes.len() % 4 == 0 {
+                bytes
+            } else {
+                padded = [bytes, &[0u8; 4][..4 - bytes.len() % 4]].concat();
+                &padded[..]
+            };
             let scope = Scope::push(&self.device);
             self.queue.write_buffer(buf.raw(), 0, bytes);
             self.finish(scope, bytes.len() as u64)?;

@@ -68,6 +68,9 @@ pub(crate) fn scan_identity(dtype: DType, product: bool) -> String {
         (DType::F64, true) => Scalar::F64(1.0),
         (DType::I32, p) => Scalar::I32(i32::from(p)),
         (DType::U32, p) => Scalar::U32(u32::from(p)),
+        // Halves scan in f32 (ops/half.rs).
+        (DType::F16 | DType::BF16, false) => Scalar::F32(-0.0),
+        (DType::F16 | DType::BF16, true) => Scalar::F32(1.0),
     })
 }
 

@@ -18,7 +18,8 @@ pub(crate) fn key_words(dtype: DType) -> usize {
 /// The key helpers (`sort_key`, `load_key`, `store_key`, `slot_before`) of `dtype`.
 fn key_code(dtype: DType) -> String {
     let key = match dtype {
-        DType::U32 => "return b;",
+        // Halves are argsorted by u32 keys built from their bits (ops/half.rs).
+        DType::U32 | DType::F16 | DType::BF16 => "return b;",
         DType::I32 => "return b ^ 0x80000000u;",
         DType::F32 => {
             "if ((b & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; }\n    \

@@ -58,9 +58,15 @@ fn every_map_instruction_in_every_dtype() {
     }
 }
 
+/// The dtypes the 32-bit kernels are generated for: halves run through them widened
+/// (ops/half.rs), never as such.
+fn kernel_dtypes() -> impl Iterator<Item = DType> {
+    DType::ALL.into_iter().filter(|d| !d.is_half())
+}
+
 #[test]
 fn every_reduction_pass_fill_matmul_and_transpose() {
-    for d in DType::ALL {
+    for d in kernel_dtypes() {
         for kind in ReduceKind::ALL {
             let acc = if kind == ReduceKind::Mean { kind.output_dtype(d) } else { d };
             for (first, last) in [(true, true), (true, false), (false, false), (false, true)] {
@@ -111,11 +117,11 @@ fn every_movement_scan_and_sort_kernel() {
         for along in [false, true] {
             check(&format!("take {index} along={along}"), &super::movement::take(index, along));
         }
-        for d in DType::ALL {
+        for d in kernel_dtypes() {
             check(&format!("scatter_add {d} {index}"), &super::movement::scatter_add(d, index));
         }
     }
-    for d in DType::ALL {
+    for d in kernel_dtypes() {
         for product in [false, true] {
             for serial in [false, true] {
                 check(
@@ -129,4 +135,13 @@ fn every_movement_scan_and_sort_kernel() {
         check(&format!("sort local {d}"), &super::sort::local(d));
     }
     check("sort output", &super::sort::output());
+}
+
+#[test]
+fn every_half_kernel() {
+    check("half narrow", &super::half::narrow());
+    check("half widen", &super::half::widen(None));
+    for d in [DType::F16, DType::BF16] {
+        check(&format!("half sort keys {d}"), &super::half::widen(Some(d)));
+    }
 }

@@ -1,6 +1,7 @@
 //! Host side of each op: plan sizes, pick the kernel variant, allocate and launch.
 
 mod fill;
+mod half;
 mod layout;
 mod map;
 mod matmul;
@@ -19,6 +20,9 @@ use crate::device::WgpuDevice;
 /// here; what a device cannot do (f64 without `SHADER_F64`, integer matmul) is decided in
 /// the runners, as `Unsupported`.
 pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Result<WgpuBuffer> {
+    if let Some(result) = half::execute(dev, op, inputs) {
+        return result;
+    }
     match op {
         Op::Map { program, input_shapes, shape } => map::run(dev, program, input_shapes, shape, inputs),
         Op::Reduce { kind, axis, shape } => reduce::run(dev, *kind, *axis, shape, inputs[0]),

@@ -61,6 +61,9 @@ fn scalar_words(value: Scalar) -> [u32; 2] {
         Scalar::F32(v) => [v.to_bits(), 0],
         Scalar::I32(v) => [v as u32, 0],
         Scalar::U32(v) => [v, 0],
+        // Halves reach the 32-bit kernels widened to a word per element (ops/half.rs).
+        Scalar::F16(v) => [u32::from(v.to_bits()), 0],
+        Scalar::BF16(v) => [u32::from(v.to_bits()), 0],
         Scalar::F64(v) => {
             let b = v.to_bits();
             [b as u32, (b >> 32) as u32]
