@@ -6,7 +6,7 @@
 
 mod common;
 
-use half::{bf16, f16};
+use polycompute_core::{bf16, f16};
 use ndarray::s;
 use polycompute_core::testing::inputs::{bits, uniform};
 use polycompute_core::{Device, DeviceArray, Element};

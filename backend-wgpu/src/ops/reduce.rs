@@ -116,7 +116,7 @@ fn one(d: DType) -> Scalar {
         DType::F64 => Scalar::F64(1.0),
         DType::I32 => Scalar::I32(1),
         DType::U32 => Scalar::U32(1),
-        DType::F16 => Scalar::F16(half::f16::ONE),
-        DType::BF16 => Scalar::BF16(half::bf16::ONE),
+        DType::F16 => Scalar::F16(polycompute_core::f16::ONE),
+        DType::BF16 => Scalar::BF16(polycompute_core::bf16::ONE),
     }
 }
