@@ -299,6 +299,50 @@ fn arithmetic_of<H: HalfBits>(dev: &Device) {
     }
 }
 
+fn scans_of<H: HalfBits>(dev: &Device) {
+    let name = H::DTYPE;
+    // Every step rounds to the half, in order: f16 ones stop at 2048 (2048 + 1 is a tie to
+    // even), bf16 ones at 256.
+    let n = 4097;
+    let got = dev.full(H::from_f32(1.0), &[n]).unwrap().cumsum(0).unwrap().to_vec().unwrap();
+    let mut acc = H::from_f32(0.0);
+    let want: Vec<H> = (0..n)
+        .map(|_| {
+            acc = H::from_f32(acc.to_f32() + 1.0);
+            acc
+        })
+        .collect();
+    same_half_bits(&got, &want, &format!("{name} cumsum"));
+    // Rows along axis 0 of an odd-width matrix (rows interleave in words), and cumprod.
+    let xs: Vec<H> = uniform::<f32>(31, 9 * 5, 0.5, 1.5).into_iter().map(H::from_f32).collect();
+    let a = dev.from_slice(&xs, &[9, 5]).unwrap();
+    let got = a.cumprod(0).unwrap().to_vec().unwrap();
+    let mut want = xs.clone();
+    for i in 1..9 {
+        for j in 0..5 {
+            want[i * 5 + j] = H::from_f32(want[(i - 1) * 5 + j].to_f32() * xs[i * 5 + j].to_f32());
+        }
+    }
+    same_half_bits(&got, &want, &format!("{name} cumprod"));
+    // scatter_add: repeated indices add in index order, each sum rounded.
+    let base = dev.from_slice(&[H::from_f32(2048.0), H::from_f32(0.0), H::from_f32(1.0)], &[3]).unwrap();
+    let idx = dev.from_slice(&[0u32, 0, 2, 0], &[4]).unwrap();
+    let vals = dev.from_slice(&[H::from_f32(1.0); 4], &[4]).unwrap();
+    let got = base.scatter_add(&idx, &vals, 0).unwrap().to_vec().unwrap();
+    let mut want = [H::from_f32(2048.0), H::from_f32(0.0), H::from_f32(1.0)];
+    for t in [0usize, 0, 2, 0] {
+        want[t] = H::from_f32(want[t].to_f32() + 1.0);
+    }
+    same_half_bits(&got, &want, &format!("{name} scatter_add"));
+}
+
+#[test]
+fn scans_and_scatter_add_round_every_step_in_order() {
+    let Some(dev) = common::device() else { return };
+    scans_of::<f16>(&dev);
+    scans_of::<bf16>(&dev);
+}
+
 #[test]
 fn reductions_and_matmul_accumulate_in_f32() {
     let Some(dev) = common::device() else { return };

@@ -49,13 +49,33 @@ pub(crate) fn take(index: DType, along: bool) -> KernelSource {
     b.finish((WG, 1), &instantiate(shaders::TAKE, &[("ALONG", along)]))
 }
 
-/// scatter_add of `dtype` values at `index` indices (`wgsl/scatter_add.wgsl`).
+/// scatter_add of `dtype` values at `index` indices (`wgsl/scatter_add.wgsl`). Halves are
+/// added widened to f32 (the buffers are f32), each sum rounded to the half.
 pub(crate) fn scatter_add(dtype: DType, index: DType) -> KernelSource {
     let t = wgsl_type(dtype);
     let mut b = Builder::new(4);
     b.storage("idx", wgsl_type(index), false).storage("vals", t, false).storage("dst", t, true);
     b.code(&instantiate(shaders::INDEX, &[("I", wgsl_type(index))]));
-    b.finish((WG, 1), shaders::SCATTER_ADD)
+    b.code(&half_rounding(dtype));
+    b.finish((WG, 1), &instantiate(shaders::SCATTER_ADD, &[("ROUND", half_round_fn(dtype))]))
+}
+
+/// The half helpers a kernel rounding to `dtype` needs (none for other dtypes).
+fn half_rounding(dtype: DType) -> String {
+    if dtype.is_half() {
+        super::half::library(false)
+    } else {
+        String::new()
+    }
+}
+
+/// The rounding applied to each result of `dtype`: a half's, or none.
+fn half_round_fn(dtype: DType) -> &'static str {
+    if dtype.is_half() {
+        super::half::round_fn(dtype)
+    } else {
+        ""
+    }
 }
 
 /// The identity of a scan: -0.0 for float sums (so a leading -0.0 survives), 0, or 1.
@@ -76,7 +96,10 @@ pub(crate) fn scan_identity(dtype: DType, product: bool) -> String {
 
 /// Inclusive scan (`product`: cumprod, else cumsum) of `dtype`: a workgroup per row
 /// (`wgsl/scan.wgsl`), or a thread per row for short rows (`serial`, `wgsl/scan_serial.wgsl`).
+/// Halves always scan serially (rounding each step in order is not associative), on f32
+/// buffers of their widened values.
 pub(crate) fn scan(dtype: DType, product: bool, serial: bool) -> KernelSource {
+    let serial = serial || dtype.is_half();
     let t = wgsl_type(dtype);
     let mut b = Builder::new(if serial { 3 } else { 6 });
     b.storage("src", t, false).storage("dst", t, true);
@@ -86,6 +109,7 @@ pub(crate) fn scan(dtype: DType, product: bool, serial: bool) -> KernelSource {
     }
     let id = scan_identity(dtype, product);
     let op = if product { "*" } else { "+" };
+    b.code(&half_rounding(dtype));
     let body = if serial { shaders::SCAN_SERIAL } else { shaders::SCAN };
-    b.finish((WG, 1), &instantiate(body, &[("OP", op), ("ID", &id)]))
+    b.finish((WG, 1), &instantiate(body, &[("OP", op), ("ID", &id), ("ROUND", half_round_fn(dtype))]))
 }

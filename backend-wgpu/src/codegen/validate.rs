@@ -140,6 +140,14 @@ fn every_movement_scan_and_sort_kernel() {
 #[test]
 fn every_half_kernel() {
     check("half narrow", &super::half::narrow());
+    for d in [DType::F16, DType::BF16] {
+        for index in [DType::U32, DType::I32] {
+            check(&format!("scatter_add {d} {index}"), &super::movement::scatter_add(d, index));
+        }
+        for product in [false, true] {
+            check(&format!("scan {d} product={product}"), &super::movement::scan(d, product, true));
+        }
+    }
     check("half widen", &super::half::widen(None));
     for d in [DType::F16, DType::BF16] {
         check(&format!("half sort keys {d}"), &super::half::widen(Some(d)));

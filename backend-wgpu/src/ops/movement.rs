@@ -1,7 +1,7 @@
 //! Data movement on plain inputs: concat, constant pad, take, take_along_axis (32-bit
 //! words, every dtype on every device) and scatter_add (arithmetic in the dtype).
 
-use polycompute_core::{DeviceBuffer, Error, Result, Scalar, Shape};
+use polycompute_core::{DType, DeviceBuffer, Error, Result, Scalar, Shape};
 
 use crate::buffer::WgpuBuffer;
 use crate::codegen::movement::{self as gen, words};
@@ -156,10 +156,22 @@ pub(crate) fn scatter_add(
     indices: &Shape,
     inputs: &[&WgpuBuffer],
 ) -> Result<WgpuBuffer> {
+    scatter_add_as(dev, axis, shape, indices, inputs, inputs[0].dtype())
+}
+
+/// [`scatter_add`] adding in `dtype`: the buffers' own, or a half whose values the (f32)
+/// buffers hold widened, each sum then rounded to it (ops/half.rs).
+pub(crate) fn scatter_add_as(
+    dev: &WgpuDevice,
+    axis: usize,
+    shape: &Shape,
+    indices: &Shape,
+    inputs: &[&WgpuBuffer],
+    dtype: DType,
+) -> Result<WgpuBuffer> {
     let (a, idx, vals) = (inputs[0], inputs[1], inputs[2]);
-    let dtype = a.dtype();
     dev.require(dtype, "scatter_add")?;
-    let out = dev.alloc(dtype, a.len())?;
+    let out = dev.alloc(a.dtype(), a.len())?;
     dev.copy(a.raw(), out.raw(), a.bytes())?;
     let (outer, n_axis, inner) = split(shape, axis);
     let m = indices.numel();
@@ -251,15 +263,27 @@ pub(crate) fn scan(
     shape: &Shape,
     input: &WgpuBuffer,
 ) -> Result<WgpuBuffer> {
-    let dtype = input.dtype();
+    scan_as(dev, product, axis, shape, input, input.dtype())
+}
+
+/// [`scan`] in `dtype`: the input's own, or a half whose values the (f32) input holds
+/// widened; halves scan a thread per row, each step rounded in order (ops/half.rs).
+pub(crate) fn scan_as(
+    dev: &WgpuDevice,
+    product: bool,
+    axis: usize,
+    shape: &Shape,
+    input: &WgpuBuffer,
+    dtype: DType,
+) -> Result<WgpuBuffer> {
     dev.require(dtype, if product { "cumprod" } else { "cumsum" })?;
-    let out = dev.alloc(dtype, input.len())?;
+    let out = dev.alloc(input.dtype(), input.len())?;
     let (outer, n, inner) = split(shape, axis);
     let rows = outer * inner;
     if rows == 0 || n == 0 {
         return Ok(out);
     }
-    let serial = n <= SERIAL_SCAN_MAX;
+    let serial = n <= SERIAL_SCAN_MAX || dtype.is_half();
     let kernel = dev.kernel(KernelKey::Scan { dtype, product, serial }, || Ok(gen::scan(dtype, product, serial)))?;
     let mut launches = Vec::new();
     if serial {
