@@ -206,6 +206,12 @@ fn packing_of<H: HalfBits>(dev: &Device) {
     let three = dev.from_slice(&[H::from_f32(1.0), H::from_f32(2.0), H::from_f32(3.0)], &[3]).unwrap();
     let got = three.zip_map(&one.broadcast_to(&[3]).unwrap(), |a, b| a * b).unwrap().to_vec().unwrap();
     same_half_bits(&got, &[H::from_f32(0.5), H::from_f32(1.0), H::from_f32(1.5)], &format!("{name} broadcast"));
+    // Copies of views keep every bit, signalling NaN payloads included.
+    let nans: Vec<H> = [0x7c01u16, 0xfd55, 0x7f81, 0x0001, 0x8000, 0x7fff].iter().map(|&b| H::from_bits(b)).collect();
+    let a = dev.from_slice(&nans, &[6]).unwrap();
+    let got = a.slice(s![1..;-1]).unwrap().contiguous().unwrap().to_vec().unwrap();
+    let want: Vec<H> = nans.iter().rev().take(5).copied().collect();
+    same_half_bits(&got, &want, &format!("{name} copy of a view"));
     // Fills of odd lengths.
     for n in [1usize, 5, 257] {
         let got = dev.full(H::from_f32(-2.5), &[n]).unwrap().to_vec().unwrap();

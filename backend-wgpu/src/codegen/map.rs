@@ -93,20 +93,23 @@ fn build(sig: &MapSignature, device: DeviceId, offsets: bool) -> Result<KernelSo
 
     let mut body = String::new();
     if out_dtype.is_half() {
-        // Two elements per thread, so each thread writes a whole word of the output.
-        let _ = write!(
-            b.source_mut(),
-            "fn element(gid: u32) -> f32 {{\n{value}    return r{};\n}}\n",
-            program.output()
-        );
-        let bits = half::to_bits_fn(out_dtype);
+        // Two elements per thread, so each thread writes a whole word of the output. An
+        // input returned as it is (a copy, a transpose) keeps its bits, NaN payloads too.
+        let ret = match program.insts[program.output()].op {
+            InstOp::Arg(k) if program.inputs.get(k) == Some(&out_dtype) => {
+                let at = arg_index(&sig.access, k);
+                format!("half_bits(in{k}[({at}) >> 1u], {at})")
+            }
+            _ => format!("{}(r{})", half::to_bits_fn(out_dtype), program.output()),
+        };
+        let _ = write!(b.source_mut(), "fn element(gid: u32) -> u32 {{\n{value}    return {ret};\n}}\n");
         let _ = write!(
             body,
             "    let n = prm(0u);\n    let words = n / 2u + (n & 1u);\n    \
              if (words == 0u || g > (words - 1u) / {WG}u) {{ return; }}\n    \
              let w = g * {WG}u + lid;\n    if (w >= words) {{ return; }}\n    \
-             let lo = {bits}(element(2u * w));\n    var hi = 0u;\n    \
-             if (2u * w + 1u < n) {{ hi = {bits}(element(2u * w + 1u)); }}\n    \
+             let lo = element(2u * w);\n    var hi = 0u;\n    \
+             if (2u * w + 1u < n) {{ hi = element(2u * w + 1u); }}\n    \
              out[w] = lo | (hi << 16u);\n"
         );
     } else {
@@ -138,6 +141,15 @@ fn unsupported(what: &str, dtype: DType, device: DeviceId) -> Error {
     }
 }
 
+/// The index input `k` is read at: the thread's element, 0 (a scalar) or its strided offset.
+fn arg_index(access: &[Access], k: usize) -> String {
+    match access.get(k) {
+        Some(Access::Same) => "gid".to_string(),
+        Some(Access::Scalar) => "0u".to_string(),
+        _ => format!("o{k}"),
+    }
+}
+
 /// The WGSL expression of instruction `i`: a half-typed result is computed in f32 and
 /// rounded once to the half (inputs and literals are exact already).
 fn inst_expr(p: &Program, access: &[Access], i: usize, device: DeviceId) -> Result<String> {
@@ -158,11 +170,7 @@ fn f32_or_own_expr(p: &Program, access: &[Access], i: usize, device: DeviceId) -
     let r = |j: usize| format!("r{j}");
     Ok(match inst.op {
         InstOp::Arg(k) => {
-            let at = match access.get(k) {
-                Some(Access::Same) => "gid".to_string(),
-                Some(Access::Scalar) => "0u".to_string(),
-                _ => format!("o{k}"),
-            };
+            let at = arg_index(access, k);
             if p.inputs.get(k).is_some_and(|d| d.is_half()) {
                 format!("ld{k}({at})")
             } else {
