@@ -5,12 +5,12 @@
 use polycompute_core::philox::{self, bits_to_unit_f32, bits_to_unit_f64};
 use std::sync::Arc;
 
-use polycompute_core::{DType, DeviceId, Error, Fill, Result, Scalar};
+use polycompute_core::{bf16, f16, DType, DeviceId, Error, Fill, Result, Scalar};
 use rayon::prelude::*;
 
 use crate::box_muller;
 use crate::memory::Pool;
-use crate::num::{with_dtype, Num};
+use crate::num::{with_dtype, CastTo, Num};
 use crate::par::{PAR_MIN, TASK};
 use crate::philox::{lanes, LANES};
 use crate::storage::Output;
@@ -32,6 +32,16 @@ pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: DeviceId, pool:
         }
         (Fill::Normal { seed }, DType::F32) => Output::write(pool, len, |o| normal_f32(seed, o)),
         (Fill::Normal { seed }, DType::F64) => Output::write(pool, len, |o| blocks(seed, o, normal_f64_pair)),
+        // The halves: the f32 stream, each element rounded once to nearest even (so the
+        // same values as every other backend's; rounding can reach 1.0 from below).
+        (Fill::Uniform { seed }, DType::F16) => {
+            Output::write(pool, len, |o| words(seed, o, |w| f16::from_f32(bits_to_unit_f32(w))))
+        }
+        (Fill::Uniform { seed }, DType::BF16) => {
+            Output::write(pool, len, |o| words(seed, o, |w| bf16::from_f32(bits_to_unit_f32(w))))
+        }
+        (Fill::Normal { seed }, DType::F16) => Output::write(pool, len, |o| normal_half::<f16>(seed, o)),
+        (Fill::Normal { seed }, DType::BF16) => Output::write(pool, len, |o| normal_half::<bf16>(seed, o)),
         (Fill::Normal { .. }, _) => Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) }),
     }
 }
@@ -108,6 +118,23 @@ fn normal_f32(seed: u64, out: &mut [f32]) {
     let key = philox::key(seed);
     let arch = pulp::Arch::new();
     tasks(out, |first, part| arch.dispatch(NormalTask { key, first_block: (first / 4) as u64, part }));
+}
+
+/// The f32 normal stream rounded once per element to a half type, generated a task at a
+/// time (tasks start at multiples of `TASK`, whole Philox blocks, as in [`normal_f32`]).
+fn normal_half<H: Num + CastTo<f32>>(seed: u64, out: &mut [H])
+where
+    f32: CastTo<H>,
+{
+    let key = philox::key(seed);
+    let arch = pulp::Arch::new();
+    tasks(out, |first, part| {
+        let mut wide: Vec<f32> = vec![0.0; part.len()];
+        arch.dispatch(NormalTask { key, first_block: (first / 4) as u64, part: &mut wide });
+        for (o, &v) in part.iter_mut().zip(&wide) {
+            *o = v.cast();
+        }
+    });
 }
 
 /// One task of [`normal_f32`], as a `pulp` kernel.

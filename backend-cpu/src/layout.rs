@@ -60,6 +60,8 @@ pub(crate) fn transpose(data: HostSlice<'_>, shape: &Shape, perm: &[usize]) -> H
         HostSlice::F64(x) => host_vec(transpose_typed(x, shape, perm)),
         HostSlice::I32(x) => host_vec(transpose_typed(x, shape, perm)),
         HostSlice::U32(x) => host_vec(transpose_typed(x, shape, perm)),
+        HostSlice::F16(x) => host_vec(transpose_typed(x, shape, perm)),
+        HostSlice::BF16(x) => host_vec(transpose_typed(x, shape, perm)),
     }
 }
 

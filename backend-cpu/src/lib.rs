@@ -32,6 +32,7 @@ mod map;
 mod matmul;
 mod memory;
 mod num;
+mod num_half;
 mod par;
 mod philox;
 mod reduce;

@@ -5,7 +5,8 @@
 
 use polycompute_core::{Element, HostSlice, HostVec};
 
-/// A scalar type the CPU backend computes on: `f32`, `f64`, `i32` or `u32`.
+/// A scalar type the CPU backend computes on: `f32`, `f64`, `i32`, `u32`, and the halves
+/// `f16` and `bf16` (computed in f32, rounded once per operation: `num_half.rs`).
 pub(crate) trait Num: Element + bytemuck::Pod + Send + Sync + 'static {
     /// Additive identity.
     const ZERO: Self;
@@ -431,6 +432,14 @@ macro_rules! with_dtype {
             }
             polycompute_core::DType::U32 => {
                 type $T = u32;
+                $body
+            }
+            polycompute_core::DType::F16 => {
+                type $T = polycompute_core::f16;
+                $body
+            }
+            polycompute_core::DType::BF16 => {
+                type $T = polycompute_core::bf16;
                 $body
             }
         }

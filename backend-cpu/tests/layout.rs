@@ -95,6 +95,8 @@ fn cast_ref(v: f64, from: DType, to: DType) -> f64 {
     match (from, to) {
         (_, DType::F64) => v,
         (_, DType::F32) => v as f32 as f64,
+        (_, DType::F16) => polycompute_core::halves::f16_from_f64(v).to_f64(),
+        (_, DType::BF16) => polycompute_core::halves::bf16_from_f64(v).to_f64(),
         (DType::I32, DType::U32) | (DType::U32, DType::I32) => {
             let bits = (v as i64).rem_euclid(1 << 32);
             if to == DType::I32 && bits >= 1 << 31 {

@@ -214,6 +214,8 @@ impl BackendDevice for CudaDevice {
             HostSlice::F64(s) => s.as_ptr().cast(),
             HostSlice::I32(s) => s.as_ptr().cast(),
             HostSlice::U32(s) => s.as_ptr().cast(),
+            HostSlice::F16(s) => s.as_ptr().cast(),
+            HostSlice::BF16(s) => s.as_ptr().cast(),
         };
         if buf.bytes() > 0 {
             // SAFETY: `src` points to `bytes` readable bytes; from pageable memory the driver
@@ -232,12 +234,16 @@ impl BackendDevice for CudaDevice {
             DType::F64 => HostVec::F64(vec![0.0; n]),
             DType::I32 => HostVec::I32(vec![0; n]),
             DType::U32 => HostVec::U32(vec![0; n]),
+            DType::F16 => HostVec::F16(vec![polycompute_core::f16::ZERO; n]),
+            DType::BF16 => HostVec::BF16(vec![polycompute_core::bf16::ZERO; n]),
         };
         let dst: *mut c_void = match &mut host {
             HostVec::F32(v) => v.as_mut_ptr().cast(),
             HostVec::F64(v) => v.as_mut_ptr().cast(),
             HostVec::I32(v) => v.as_mut_ptr().cast(),
             HostVec::U32(v) => v.as_mut_ptr().cast(),
+            HostVec::F16(v) => v.as_mut_ptr().cast(),
+            HostVec::BF16(v) => v.as_mut_ptr().cast(),
         };
         if buf.bytes() > 0 {
             // SAFETY: `dst` has room for exactly the buffer's bytes; the stream sync below

@@ -8,12 +8,16 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use polycompute_core::{philox, BackendKind, DType, Device, Fill, HostVec, Op, ReduceKind, Shape};
+use polycompute_core::{bf16, f16, philox, BackendKind, DType, Device, Fill, HostVec, Op, ReduceKind, Shape};
 use polycompute_cuda::codegen::{fill, reduce, Kernel};
 
 #[macro_use]
 mod common;
 use common::{compiler, host_type};
+
+/// The dtypes these kernels cover: the halves (issue 15) are refused by the CUDA backend
+/// until its half kernels land, and their checks come with them.
+const NOT_HALF: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -81,6 +85,8 @@ fn write_vec(path: &Path, v: &HostVec) {
         HostVec::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::BF16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
     };
     std::fs::write(path, b).unwrap();
 }
@@ -92,6 +98,8 @@ fn read_vec(path: &Path, dt: DType) -> HostVec {
         DType::F64 => HostVec::F64(b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::I32 => HostVec::I32(b.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::U32 => HostVec::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::F16 => HostVec::F16(b.chunks_exact(2).map(|c| f16::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::BF16 => HostVec::BF16(b.chunks_exact(2).map(|c| bf16::from_le_bytes(c.try_into().unwrap())).collect()),
     }
 }
 
@@ -101,6 +109,8 @@ fn as_f64(v: &HostVec) -> Vec<f64> {
         HostVec::F64(v) => v.clone(),
         HostVec::I32(v) => v.iter().map(|&x| x as f64).collect(),
         HostVec::U32(v) => v.iter().map(|&x| x as f64).collect(),
+        HostVec::F16(v) => v.iter().map(|x| x.to_f64()).collect(),
+        HostVec::BF16(v) => v.iter().map(|x| x.to_f64()).collect(),
     }
 }
 
@@ -116,6 +126,12 @@ fn data(dt: DType, len: usize, nan_at: Option<usize>) -> HostVec {
         ),
         DType::I32 => HostVec::I32((0..len).map(|i| (u(i) % 41) as i32 * 52_000_000 - 1_040_000_000).collect()),
         DType::U32 => HostVec::U32((0..len).map(|i| u(i) % 7 + (u(i) & 0xF000_0000)).collect()),
+        // The f32 values (multiples of 1/64 below 16 in magnitude: exact in f16, not all in bf16).
+        DType::F16 | DType::BF16 => match data(DType::F32, len, nan_at) {
+            HostVec::F32(v) if dt == DType::F16 => HostVec::F16(v.into_iter().map(f16::from_f32).collect()),
+            HostVec::F32(v) => HostVec::BF16(v.into_iter().map(bf16::from_f32).collect()),
+            other => other,
+        },
     }
 }
 
@@ -197,7 +213,7 @@ fn reductions_agree_with_the_cpu_backend_on_every_path() {
     ];
     let mut h = Harness::new("host-reduce");
     let mut cases = Vec::new();
-    for dt in DType::ALL {
+    for dt in NOT_HALF {
         for (li, (dims, axis, sms)) in layouts.iter().enumerate() {
             let len: usize = dims.iter().product();
             let input = data(dt, len, (len > 10).then_some(len / 3));
@@ -295,6 +311,7 @@ fn random_fills_reproduce_philox() {
                         v[k]
                     );
                 }
+                (HostVec::F16(_) | HostVec::BF16(_), _) => panic!("no half fill is emulated yet (issue 15)"),
                 (HostVec::F64(v), _) => {
                     let w = philox::normal_f64(seed, j);
                     assert!(

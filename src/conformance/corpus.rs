@@ -8,6 +8,9 @@ use polycompute_core::{
 };
 
 use super::inputs::{specials_len, Gen};
+
+/// The dtypes the corpus covers. The halves (issue 15) join with their golden snapshots.
+pub(crate) const DTYPES: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
 use super::reference::Input;
 use super::tolerance::{self, Tolerance};
 
@@ -296,7 +299,7 @@ fn unary_domain(op: UnaryOp, dtype: DType) -> Gen {
 
 fn unary_cases(c: &mut Corpus) {
     for op in UnaryOp::ALL {
-        for dtype in DType::ALL {
+        for dtype in DTYPES {
             if op.float_only() && dtype.is_int() {
                 continue;
             }
@@ -352,7 +355,7 @@ fn binary_row(op: BinaryOp) -> &'static str {
 
 fn binary_cases(c: &mut Corpus) {
     for op in BinaryOp::ALL {
-        for dtype in DType::ALL {
+        for dtype in DTYPES {
             if op.int_only() && dtype.is_float() {
                 continue;
             }
@@ -386,7 +389,7 @@ fn binary_cases(c: &mut Corpus) {
 /// Sizes, broadcasting, select, index and a fused expression.
 fn map_shape_cases(c: &mut Corpus) {
     let add = || Expr::arg(0) + Expr::arg(1);
-    for dtype in DType::ALL {
+    for dtype in DTYPES {
         let tol = tolerance::binary(BinaryOp::Add, dtype);
         let (a, b) = binary_domain(BinaryOp::Add, dtype);
         for n in SIZES.into_iter().filter(|&n| n != 257) {
@@ -454,7 +457,7 @@ fn reduce_domain(kind: ReduceKind, dtype: DType) -> Gen {
 
 fn reduce_cases(c: &mut Corpus) {
     for kind in ReduceKind::ALL {
-        for dtype in DType::ALL {
+        for dtype in DTYPES {
             let tol = tolerance::reduce(kind, dtype);
             let gen = reduce_domain(kind, dtype);
             let name = format!("{}_{dtype}", kind.name());
@@ -526,7 +529,7 @@ fn matmul_cases(c: &mut Corpus) {
 
 /// Copy and transpose: exact data movement; floats carry the specials (NaN, -0.0).
 fn movement_cases(c: &mut Corpus) {
-    for dtype in DType::ALL {
+    for dtype in DTYPES {
         let gen = if dtype.is_float() { Gen::Specials } else { Gen::Wide { max_exp: 0 } };
         for n in [0, 7, 257] {
             let ins = vec![input(&[n], dtype, gen.clone())];
@@ -549,8 +552,8 @@ fn movement_cases(c: &mut Corpus) {
 }
 
 fn cast_cases(c: &mut Corpus) {
-    for from in DType::ALL {
-        for to in DType::ALL {
+    for from in DTYPES {
+        for to in DTYPES {
             let op = format!("cast_to_{to}");
             let n = specials_len(from);
             let ins = vec![input(&[n], from, Gen::Specials)];
@@ -579,7 +582,7 @@ fn fill_cases(c: &mut Corpus) {
         vec![],
         Tolerance::Exact,
     );
-    for dtype in DType::ALL {
+    for dtype in DTYPES {
         for (len, seed) in [(7, 0), (257, 0x0123_4567_89ab_cdef)] {
             let fill = CaseOp::Fill { fill: Fill::Uniform { seed }, dtype, len };
             c.add(format!("fill_uniform_{dtype}_{len}"), "fill_uniform", dtype, fill, vec![], Tolerance::Exact);
@@ -628,11 +631,11 @@ mod tests {
     fn every_op_and_dtype_is_covered() {
         let all = corpus();
         let has = |op: &str, d: DType| all.iter().any(|c| c.op == op && c.dtype == d);
-        for d in DType::ALL {
+        for d in DTYPES {
             for op in ["add", "neg", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "copy", "transpose"] {
                 assert!(has(op, d), "{op} {d}");
             }
-            for to in DType::ALL {
+            for to in DTYPES {
                 assert!(has(&format!("cast_to_{to}"), d));
             }
             assert!(has("fill_uniform", d) && has("select", d) && has("index", d));

@@ -23,6 +23,8 @@ fn canonical_bits(v: &HostVec, i: usize) -> u64 {
     match v {
         HostVec::F32(x) if x[i].is_nan() => f32::NAN.to_bits() as u64,
         HostVec::F64(x) if x[i].is_nan() => f64::NAN.to_bits(),
+        HostVec::F16(x) if x[i].is_nan() => polycompute_core::f16::NAN.to_bits() as u64,
+        HostVec::BF16(x) if x[i].is_nan() => polycompute_core::bf16::NAN.to_bits() as u64,
         _ => get(v, i).to_bits(),
     }
 }
@@ -45,6 +47,8 @@ pub fn format_value(v: &HostVec, i: usize) -> String {
         HostVec::F64(x) => format!("{:?}", x[i]),
         HostVec::I32(x) => x[i].to_string(),
         HostVec::U32(x) => x[i].to_string(),
+        HostVec::F16(x) => format!("{:?}", x[i]),
+        HostVec::BF16(x) => format!("{:?}", x[i]),
     }
 }
 

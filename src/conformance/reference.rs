@@ -343,6 +343,14 @@ pub fn philox(seed: u64, block: u64) -> [u32; 4] {
 
 fn fill_values(fill: Fill, dtype: DType, len: usize) -> Result<HostVec, String> {
     let mut out = Builder::new(dtype, len);
+    if dtype.is_half() && !matches!(fill, Fill::Constant(_)) {
+        // The halves' random streams: the f32 stream, each value rounded once.
+        let wide = fill_values(fill, DType::F32, len)?;
+        for i in 0..len {
+            out.push(get(&wide, i));
+        }
+        return Ok(out.finish());
+    }
     let two24 = 1.0 / 16_777_216.0;
     let two53 = 1.0 / 9_007_199_254_740_992.0;
     let word64 = |w: [u32; 4], lo: usize| ((w[lo + 1] as u64) << 32) | w[lo] as u64;
@@ -371,6 +379,7 @@ fn fill_values(fill: Fill, dtype: DType, len: usize) -> Result<HostVec, String> 
                 let u2 = (word64(w, 2) >> 11) as f64 * two53;
                 Scalar::F64(box_muller(u1, u2, i))
             }
+            (Fill::Uniform { .. }, _) => return Err(format!("uniform fill of {dtype} (made from f32 above)")),
             (Fill::Normal { .. }, _) => return Err(format!("normal fill of {dtype}")),
         };
         out.push(value);

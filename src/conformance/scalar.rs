@@ -2,8 +2,11 @@
 //! `polycompute_core::expr`, one element at a time, written from the documentation and
 //! independently of any backend. Float results are computed in f64 and rounded once to the
 //! dtype (correctly rounded for `+ - * / sqrt`, and within half an ULP plus libm's error for
-//! the transcendentals).
+//! the transcendentals). For the halves that is the documented "compute in f32, round once":
+//! f32 carries more than twice a half's precision plus two bits, so rounding the f64 result
+//! once gives the same bits as rounding the f32 result for `+ - * / sqrt`.
 
+use polycompute_core::halves::{bf16_from_f64, f16_from_f64};
 use polycompute_core::{BinaryOp, DType, HostVec, Scalar, UnaryOp};
 
 /// Element `i` of a host vector as a scalar.
@@ -13,6 +16,8 @@ pub fn get(v: &HostVec, i: usize) -> Scalar {
         HostVec::F64(v) => Scalar::F64(v[i]),
         HostVec::I32(v) => Scalar::I32(v[i]),
         HostVec::U32(v) => Scalar::U32(v[i]),
+        HostVec::F16(v) => Scalar::F16(v[i]),
+        HostVec::BF16(v) => Scalar::BF16(v[i]),
     }
 }
 
@@ -27,6 +32,8 @@ impl Builder {
             DType::F64 => HostVec::F64(Vec::with_capacity(len)),
             DType::I32 => HostVec::I32(Vec::with_capacity(len)),
             DType::U32 => HostVec::U32(Vec::with_capacity(len)),
+            DType::F16 => HostVec::F16(Vec::with_capacity(len)),
+            DType::BF16 => HostVec::BF16(Vec::with_capacity(len)),
         })
     }
 
@@ -37,6 +44,8 @@ impl Builder {
             (HostVec::F64(v), Scalar::F64(x)) => v.push(x),
             (HostVec::I32(v), Scalar::I32(x)) => v.push(x),
             (HostVec::U32(v), Scalar::U32(x)) => v.push(x),
+            (HostVec::F16(v), Scalar::F16(x)) => v.push(x),
+            (HostVec::BF16(v), Scalar::BF16(x)) => v.push(x),
             (v, s) => {
                 let d = v.dtype();
                 self.push(cast(s, d));
@@ -54,6 +63,8 @@ impl Builder {
 pub fn float(dtype: DType, v: f64) -> Scalar {
     match dtype {
         DType::F32 => Scalar::F32(v as f32),
+        DType::F16 => Scalar::F16(f16_from_f64(v)),
+        DType::BF16 => Scalar::BF16(bf16_from_f64(v)),
         _ => Scalar::F64(v),
     }
 }
@@ -65,6 +76,8 @@ pub fn truthy(c: Scalar) -> bool {
         Scalar::F64(x) => x != 0.0,
         Scalar::I32(x) => x != 0,
         Scalar::U32(x) => x != 0,
+        Scalar::F16(x) => x.to_f64() != 0.0,
+        Scalar::BF16(x) => x.to_f64() != 0.0,
     }
 }
 
@@ -81,6 +94,9 @@ pub fn cast(x: Scalar, to: DType) -> Scalar {
         // Every i32, u32 and f32 is exact in f64, so one rounding happens here.
         (x, DType::F32) => Scalar::F32(x.to_f64() as f32),
         (x, DType::F64) => Scalar::F64(x.to_f64()),
+        // Every dtype's values are exact in f64: one rounding to nearest even, overflow to ±Inf.
+        (x, DType::F16) => Scalar::F16(f16_from_f64(x.to_f64())),
+        (x, DType::BF16) => Scalar::BF16(bf16_from_f64(x.to_f64())),
     }
 }
 

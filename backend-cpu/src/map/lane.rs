@@ -11,6 +11,8 @@ pub(crate) enum DestMut<'a> {
     F64(&'a mut [f64]),
     I32(&'a mut [i32]),
     U32(&'a mut [u32]),
+    F16(&'a mut [polycompute_core::f16]),
+    BF16(&'a mut [polycompute_core::bf16]),
 }
 
 /// A [`Num`] that can be found in and put into the erased containers.
@@ -47,6 +49,8 @@ lane!(f32, F32);
 lane!(f64, F64);
 lane!(i32, I32);
 lane!(u32, U32);
+lane!(polycompute_core::f16, F16);
+lane!(polycompute_core::bf16, BF16);
 
 /// A destination of `len` elements inside a scratch buffer.
 pub(crate) fn scratch_dest(v: &mut HostVec, len: usize) -> DestMut<'_> {
@@ -55,5 +59,7 @@ pub(crate) fn scratch_dest(v: &mut HostVec, len: usize) -> DestMut<'_> {
         HostVec::F64(v) => DestMut::F64(&mut v[..len]),
         HostVec::I32(v) => DestMut::I32(&mut v[..len]),
         HostVec::U32(v) => DestMut::U32(&mut v[..len]),
+        HostVec::F16(v) => DestMut::F16(&mut v[..len]),
+        HostVec::BF16(v) => DestMut::BF16(&mut v[..len]),
     }
 }

@@ -206,6 +206,8 @@ impl Plan {
             DestMut::F64(s) => s.len(),
             DestMut::I32(s) => s.len(),
             DestMut::U32(s) => s.len(),
+            DestMut::F16(s) => s.len(),
+            DestMut::BF16(s) => s.len(),
         };
         for (i, step) in &self.steps {
             let (done, rest) = scratch.split_at_mut(*i);
@@ -322,12 +324,16 @@ fn compute_step(program: &Program, inst: Inst) -> Result<Step> {
             DType::F64 => float_unary::<f64>(u, a),
             DType::I32 => common_unary::<i32>(u, a).map_or_else(|| invalid(u.name()), Ok),
             DType::U32 => common_unary::<u32>(u, a).map_or_else(|| invalid(u.name()), Ok),
+            DType::F16 => float_unary::<polycompute_core::f16>(u, a),
+            DType::BF16 => float_unary::<polycompute_core::bf16>(u, a),
         },
         InstOp::Binary(b, x, y) => match dtype {
             DType::F32 => common_binary::<f32>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
             DType::F64 => common_binary::<f64>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
             DType::I32 => Ok(int_binary::<i32>(b, x, y)),
             DType::U32 => Ok(int_binary::<u32>(b, x, y)),
+            DType::F16 => common_binary::<polycompute_core::f16>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
+            DType::BF16 => common_binary::<polycompute_core::bf16>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
         },
         InstOp::Select(c, a, b) => {
             Ok(with_dtype!(program.insts[c].dtype, C => with_dtype!(dtype, T => select_step::<C, T>(c, a, b))))

@@ -10,7 +10,7 @@ mod fold;
 use polycompute_core::{HostSlice, HostVec, ReduceKind, Shape};
 use rayon::prelude::*;
 
-use crate::num::{Float, Num};
+use crate::num::{CastTo, Float, Num};
 use crate::par::PAR_MIN;
 use crate::storage::host_vec;
 use arg::{Largest, Pick, Smallest};
@@ -49,6 +49,27 @@ pub(crate) fn reduce(kind: ReduceKind, axis: Option<usize>, shape: &Shape, data:
         HostSlice::F64(x) => float(kind, x, g),
         HostSlice::I32(x) => int(kind, x, g),
         HostSlice::U32(x) => int(kind, x, g),
+        HostSlice::F16(x) => half(kind, x, g),
+        HostSlice::BF16(x) => half(kind, x, g),
+    }
+}
+
+/// A half reduction: sum, mean and prod accumulate in f32 (the values widened, exactly) and
+/// round once at the end; min, max, argmin and argmax compare the halves exactly.
+fn half<H: Num + CastTo<f32>>(kind: ReduceKind, x: &[H], g: Geometry) -> HostVec
+where
+    f32: CastTo<H>,
+{
+    match kind {
+        ReduceKind::Sum | ReduceKind::Mean | ReduceKind::Prod => {
+            let wide: Vec<f32> = x.iter().map(|&v| v.cast()).collect();
+            match float(kind, &wide, g) {
+                HostVec::F32(r) => host_vec(r.into_iter().map(|v| v.cast()).collect::<Vec<H>>()),
+                // `float` of f32 answers in f32 for these kinds.
+                other => other,
+            }
+        }
+        _ => common(kind, x, g),
     }
 }
 

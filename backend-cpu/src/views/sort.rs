@@ -91,6 +91,28 @@ impl SortKey for u32 {
     }
 }
 
+/// The halves sort by the key of their value widened to f32 (exact, order-preserving; the
+/// key of a NaN is f32's, so every NaN sorts last as for f32).
+macro_rules! half_sort_key {
+    ($t:ty) => {
+        impl SortKey for $t {
+            const WIDE: bool = false;
+            const FLOAT: bool = true;
+            #[inline]
+            fn from_key(k: u64) -> $t {
+                <$t>::from_f32(f32::from_key(k))
+            }
+            #[inline]
+            fn key(self) -> u64 {
+                self.to_f32().key()
+            }
+        }
+    };
+}
+
+half_sort_key!(polycompute_core::f16);
+half_sort_key!(polycompute_core::bf16);
+
 /// Lanes at least this long are radix-sorted.
 const RADIX_MIN: usize = 1 << 12;
 

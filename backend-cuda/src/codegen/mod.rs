@@ -193,6 +193,9 @@ pub fn ctype(d: DType) -> &'static str {
         DType::F64 => "double",
         DType::I32 => "i32",
         DType::U32 => "u32",
+        // cuda_fp16.h / cuda_bf16.h; no kernel uses them yet (ops refuse halves, issue 15).
+        DType::F16 => "__half",
+        DType::BF16 => "__nv_bfloat16",
     }
 }
 
@@ -212,6 +215,8 @@ pub fn literal(s: Scalar) -> String {
         Scalar::F64(v) => format!("__longlong_as_double(0x{:016x}ll)", v.to_bits()),
         Scalar::I32(v) => format!("((i32)0x{:08x}u)", v as u32),
         Scalar::U32(v) => format!("0x{v:08x}u"),
+        Scalar::F16(v) => format!("__ushort_as_half((unsigned short)0x{:04x}u)", v.to_bits()),
+        Scalar::BF16(v) => format!("__ushort_as_bfloat16((unsigned short)0x{:04x}u)", v.to_bits()),
     }
 }
 

@@ -88,6 +88,8 @@ pub fn value_bytes(value: Scalar) -> Vec<u8> {
         Scalar::F64(v) => v.to_bits().to_le_bytes().to_vec(),
         Scalar::I32(v) => v.to_le_bytes().to_vec(),
         Scalar::U32(v) => v.to_le_bytes().to_vec(),
+        Scalar::F16(v) => v.to_bits().to_le_bytes().to_vec(),
+        Scalar::BF16(v) => v.to_bits().to_le_bytes().to_vec(),
     }
 }
 

@@ -21,6 +21,8 @@ pub(super) fn run(dev: &CudaDevice, f: Fill, dtype: DType, len: usize) -> Result
                 Scalar::F64(x) => p.bytes(&x.to_le_bytes()),
                 Scalar::I32(x) => p.bytes(&x.to_le_bytes()),
                 Scalar::U32(x) => p.bytes(&x.to_le_bytes()),
+                Scalar::F16(x) => p.bytes(&x.to_bits().to_le_bytes()),
+                Scalar::BF16(x) => p.bytes(&x.to_bits().to_le_bytes()),
             };
         }
         Fill::Uniform { seed } | Fill::Normal { seed } => {

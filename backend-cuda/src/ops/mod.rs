@@ -17,10 +17,18 @@ use crate::buffer::CudaBuffer;
 use crate::codegen::sort::SortOutput;
 use crate::device::CudaDevice;
 
+/// The capability an op on f16/bf16 needs and this backend does not have yet (issue 15).
+pub(crate) const HALF_KERNELS: &str = "f16/bf16 kernels, which the CUDA backend does not have yet";
+
 /// Executes `op` on `inputs`, which core's typed layer has already validated (each is this
 /// device's, of the length the op declares, and `Op::output` accepts them), and returns its
 /// output. Every op is matched by name: a new `Op` is a compile error here until handled.
 pub(crate) fn execute(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> Result<CudaBuffer> {
+    // Issue 15: no half kernels here yet; a typed Unsupported, never wrong values.
+    let dtypes: Vec<polycompute_core::DType> = inputs.iter().map(|b| b.dtype).collect();
+    if let Some(half) = polycompute_core::halves::half_dtype_in(op, &dtypes) {
+        return Err(Error::missing_capability(op.name(), half, Some(dev.id()), HALF_KERNELS));
+    }
     let input = |i: usize| {
         inputs.get(i).copied().ok_or_else(|| Error::InvalidShape(format!("{} is missing input {i}", op.name())))
     };

@@ -72,5 +72,7 @@ pub fn host_type(d: DType) -> &'static str {
         DType::F64 => "double",
         DType::I32 => "int",
         DType::U32 => "unsigned",
+        // The halves' bits (no host kernel handles them yet: issue 15).
+        DType::F16 | DType::BF16 => "unsigned short",
     }
 }

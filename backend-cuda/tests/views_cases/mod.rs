@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use polycompute_core::{philox, DType, Expr, HostVec, Layout, Op, Program, Scalar, ScanKind, Shape};
+use polycompute_core::{bf16, f16, philox, DType, Expr, HostVec, Layout, Op, Program, Scalar, ScanKind, Shape};
 
 pub fn bytes_of(v: &HostVec) -> Vec<u8> {
     match v {
@@ -15,6 +15,8 @@ pub fn bytes_of(v: &HostVec) -> Vec<u8> {
         HostVec::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostVec::BF16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
     }
 }
 
@@ -25,6 +27,8 @@ pub fn read_vec(path: &Path, dt: DType) -> HostVec {
         DType::F64 => HostVec::F64(b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::I32 => HostVec::I32(b.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::U32 => HostVec::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::F16 => HostVec::F16(b.chunks_exact(2).map(|c| f16::from_le_bytes(c.try_into().unwrap())).collect()),
+        DType::BF16 => HostVec::BF16(b.chunks_exact(2).map(|c| bf16::from_le_bytes(c.try_into().unwrap())).collect()),
     }
 }
 
@@ -60,6 +64,12 @@ pub fn data(dt: DType, len: usize, seed: u64) -> HostVec {
             HostVec::I32((0..len).map(|i| ((u(i) % 31) as i64 * 140_000_000 - 2_100_000_000) as i32).collect())
         }
         DType::U32 => HostVec::U32((0..len).map(|i| u(i) % 13 + (u(i) & 0xC000_0000)).collect()),
+        // The f32 values, which both halves hold exactly.
+        DType::F16 | DType::BF16 => match data(DType::F32, len, seed) {
+            HostVec::F32(v) if dt == DType::F16 => HostVec::F16(v.into_iter().map(f16::from_f32).collect()),
+            HostVec::F32(v) => HostVec::BF16(v.into_iter().map(bf16::from_f32).collect()),
+            other => other,
+        },
     }
 }
 
@@ -72,6 +82,8 @@ pub fn scan_data(dt: DType, len: usize, seed: u64) -> HostVec {
         DType::F64 => HostVec::F64((0..len).map(|i| 0.9 + (u(i) % 1000) as f64 / 5000.0).collect()),
         DType::I32 => HostVec::I32((0..len).map(|i| u(i) as i32 | 1).collect()),
         DType::U32 => HostVec::U32((0..len).map(|i| u(i) | 1).collect()),
+        DType::F16 => HostVec::F16((0..len).map(|i| f16::from_f32(0.9 + (u(i) % 1000) as f32 / 5000.0)).collect()),
+        DType::BF16 => HostVec::BF16((0..len).map(|i| bf16::from_f32(0.9 + (u(i) % 1000) as f32 / 5000.0)).collect()),
     }
 }
 
@@ -157,6 +169,8 @@ pub fn cases(dt: DType) -> Vec<Case> {
         DType::F64 => Scalar::F64(f64::NAN),
         DType::I32 => Scalar::I32(-7),
         DType::U32 => Scalar::U32(u32::MAX),
+        DType::F16 => Scalar::F16(f16::NEG_ZERO),
+        DType::BF16 => Scalar::BF16(bf16::NAN),
     };
     add(
         "pad".into(),
@@ -263,6 +277,8 @@ pub fn as_f64(v: &HostVec) -> Vec<f64> {
         HostVec::F64(v) => v.clone(),
         HostVec::I32(v) => v.iter().map(|&x| x as f64).collect(),
         HostVec::U32(v) => v.iter().map(|&x| x as f64).collect(),
+        HostVec::F16(v) => v.iter().map(|x| x.to_f64()).collect(),
+        HostVec::BF16(v) => v.iter().map(|x| x.to_f64()).collect(),
     }
 }
 

@@ -96,10 +96,7 @@ pub(crate) fn scan_identity(dtype: DType, product: bool) -> String {
 
 /// Inclusive scan (`product`: cumprod, else cumsum) of `dtype`: a workgroup per row
 /// (`wgsl/scan.wgsl`), or a thread per row for short rows (`serial`, `wgsl/scan_serial.wgsl`).
-/// Halves always scan serially (rounding each step in order is not associative), on f32
-/// buffers of their widened values.
 pub(crate) fn scan(dtype: DType, product: bool, serial: bool) -> KernelSource {
-    let serial = serial || dtype.is_half();
     let t = wgsl_type(dtype);
     let mut b = Builder::new(if serial { 3 } else { 6 });
     b.storage("src", t, false).storage("dst", t, true);
@@ -109,7 +106,6 @@ pub(crate) fn scan(dtype: DType, product: bool, serial: bool) -> KernelSource {
     }
     let id = scan_identity(dtype, product);
     let op = if product { "*" } else { "+" };
-    b.code(&half_rounding(dtype));
     let body = if serial { shaders::SCAN_SERIAL } else { shaders::SCAN };
-    b.finish((WG, 1), &instantiate(body, &[("OP", op), ("ID", &id), ("ROUND", half_round_fn(dtype))]))
+    b.finish((WG, 1), &instantiate(body, &[("OP", op), ("ID", &id)]))
 }

@@ -1,10 +1,10 @@
 //! Half precision (f16, bf16) ops that are not a map: each is built from the backend's own
 //! kernels, so halves need no adapter feature and share the 32-bit kernels' tested paths.
 //!
-//! * Arithmetic widens to f32 (exact) and runs the f32 kernels: reductions and matmul
-//!   accumulate in f32 and round the result once to the half (a map cast, round to nearest
-//!   even); cumsum/cumprod and scatter_add round every step to the half, in order, as the
-//!   CPU and numpy do (their kernels in the half's rounding variant, on f32 buffers).
+//! * Arithmetic widens to f32 (exact) and runs the f32 kernels: reductions, matmul and
+//!   cumsum/cumprod accumulate in f32 and round each result once to the half (a map cast,
+//!   round to nearest even); scatter_add rounds every addition to the half, in index order,
+//!   as the CPU and numpy's `add.at` do (its kernel's rounding variant, on f32 buffers).
 //! * Moving bits (concat, take, take_along_axis, pad) widens to one u32 per element, runs the
 //!   32-bit kernel and packs the words back (`codegen::half::narrow`).
 //! * Sorting argsorts u32 keys built from the bits in numpy's order; sort gathers the values
@@ -55,9 +55,9 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Opti
             let bits = half_bits(*value);
             as_words(dev, inputs[0], |w| movement::pad(dev, shape, widths, Scalar::U32(bits), w))
         }
-        // Each step rounded to the half, in order, as the CPU (and numpy) does.
+        // An f32 running value, each output rounded once from it (as the CPU).
         Op::Scan { kind, axis, shape } => in_f32(dev, inputs[0], dtype, |x| {
-            movement::scan_as(dev, *kind == polycompute_core::ScanKind::Prod, *axis, shape, x, dtype)
+            movement::scan(dev, *kind == polycompute_core::ScanKind::Prod, *axis, shape, x)
         }),
         Op::ScatterAdd { axis, shape, indices } => {
             let vals = map::cast(dev, inputs[2], DType::F32);

@@ -263,27 +263,15 @@ pub(crate) fn scan(
     shape: &Shape,
     input: &WgpuBuffer,
 ) -> Result<WgpuBuffer> {
-    scan_as(dev, product, axis, shape, input, input.dtype())
-}
-
-/// [`scan`] in `dtype`: the input's own, or a half whose values the (f32) input holds
-/// widened; halves scan a thread per row, each step rounded in order (ops/half.rs).
-pub(crate) fn scan_as(
-    dev: &WgpuDevice,
-    product: bool,
-    axis: usize,
-    shape: &Shape,
-    input: &WgpuBuffer,
-    dtype: DType,
-) -> Result<WgpuBuffer> {
+    let dtype = input.dtype();
     dev.require(dtype, if product { "cumprod" } else { "cumsum" })?;
-    let out = dev.alloc(input.dtype(), input.len())?;
+    let out = dev.alloc(dtype, input.len())?;
     let (outer, n, inner) = split(shape, axis);
     let rows = outer * inner;
     if rows == 0 || n == 0 {
         return Ok(out);
     }
-    let serial = n <= SERIAL_SCAN_MAX || dtype.is_half();
+    let serial = n <= SERIAL_SCAN_MAX;
     let kernel = dev.kernel(KernelKey::Scan { dtype, product, serial }, || Ok(gen::scan(dtype, product, serial)))?;
     let mut launches = Vec::new();
     if serial {

@@ -5,7 +5,7 @@
 //! an f64 literal and a conversion a device without f64 could not run.
 
 use super::{BinaryOp, UnaryOp};
-use crate::dtype::{DType, Scalar};
+use crate::dtype::{bf16, f16, DType, Scalar};
 
 /// `op(a)` in `a`'s dtype, or `None` when the op is not defined for it (a float-only op on
 /// an integer: the type checker reports that case before folding is tried).
@@ -53,7 +53,18 @@ pub(super) fn unary(op: UnaryOp, a: Scalar) -> Option<Scalar> {
             Abs | Floor | Ceil | Round => x,
             _ => return None,
         }),
+        // Halves compute in f32 and round once to nearest even.
+        Scalar::F16(x) => Scalar::F16(f16::from_f32(unary_f32(op, x.to_f32())?)),
+        Scalar::BF16(x) => Scalar::BF16(bf16::from_f32(unary_f32(op, x.to_f32())?)),
     })
+}
+
+/// `op(x)` in f32, the arithmetic of the half dtypes.
+fn unary_f32(op: UnaryOp, x: f32) -> Option<f32> {
+    match unary(op, Scalar::F32(x))? {
+        Scalar::F32(r) => Some(r),
+        _ => None,
+    }
 }
 
 /// `a op b` for operands of one dtype, or `None` when the dtypes differ or the op is not
@@ -64,12 +75,18 @@ pub(super) fn binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
         (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(float_binary(op, x, y)?),
         (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(i32_binary(op, x, y)?),
         (Scalar::U32(x), Scalar::U32(y)) => Scalar::U32(u32_binary(op, x, y)?),
+        // Halves compute in f32 and round once to nearest even (exact for the comparisons'
+        // 0 and 1, and for min/max, which pick an operand).
+        (Scalar::F16(x), Scalar::F16(y)) => Scalar::F16(f16::from_f32(float_binary(op, x.to_f32(), y.to_f32())?)),
+        (Scalar::BF16(x), Scalar::BF16(y)) => Scalar::BF16(bf16::from_f32(float_binary(op, x.to_f32(), y.to_f32())?)),
         _ => return None,
     })
 }
 
 /// `a` converted to `to` (Rust's `as`: floats to integers truncate and saturate, NaN is 0;
-/// `i32` and `u32` reinterpret each other's bits; to a float rounds to nearest even).
+/// `i32` and `u32` reinterpret each other's bits; to a float rounds to nearest even, once —
+/// f64 to a half directly, not through f32 — and overflows to ±Inf). A half source is first
+/// widened to f32, which is exact.
 pub(super) fn cast(a: Scalar, to: DType) -> Scalar {
     macro_rules! to {
         ($v:expr) => {
@@ -78,6 +95,9 @@ pub(super) fn cast(a: Scalar, to: DType) -> Scalar {
                 DType::F64 => Scalar::F64($v as f64),
                 DType::I32 => Scalar::I32($v as i32),
                 DType::U32 => Scalar::U32($v as u32),
+                // Every source is exact in f64 (i32, u32, f32 and the halves widened to f32).
+                DType::F16 => Scalar::F16(crate::halves::f16_from_f64($v as f64)),
+                DType::BF16 => Scalar::BF16(crate::halves::bf16_from_f64($v as f64)),
             }
         };
     }
@@ -86,6 +106,8 @@ pub(super) fn cast(a: Scalar, to: DType) -> Scalar {
         Scalar::F64(v) => to!(v),
         Scalar::I32(v) => to!(v),
         Scalar::U32(v) => to!(v),
+        Scalar::F16(v) => to!(v.to_f32()),
+        Scalar::BF16(v) => to!(v.to_f32()),
     }
 }
 
@@ -96,6 +118,8 @@ pub(super) fn truthy(c: Scalar) -> bool {
         Scalar::F64(v) => v != 0.0,
         Scalar::I32(v) => v != 0,
         Scalar::U32(v) => v != 0,
+        Scalar::F16(v) => v.to_f32() != 0.0,
+        Scalar::BF16(v) => v.to_f32() != 0.0,
     }
 }
 

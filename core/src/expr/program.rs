@@ -426,6 +426,9 @@ fn literal(lit: Literal, dtype: DType) -> Result<Scalar> {
         (Literal::Typed(s), _) => s,
         (Literal::Float(bits), DType::F64) => Scalar::F64(f64::from_bits(bits)),
         (Literal::Float(bits), DType::F32) => Scalar::F32(f64::from_bits(bits) as f32),
+        // One rounding from the f64 literal, as numpy's `np.float16(0.1)`.
+        (Literal::Float(bits), DType::F16) => Scalar::F16(crate::halves::f16_from_f64(f64::from_bits(bits))),
+        (Literal::Float(bits), DType::BF16) => Scalar::BF16(crate::halves::bf16_from_f64(f64::from_bits(bits))),
         (Literal::Float(bits), _) => {
             return Err(Error::InvalidExpr(format!(
                 "float literal {:?} used where {dtype} is needed; use an integer literal or cast the other operand to a float",
@@ -434,6 +437,8 @@ fn literal(lit: Literal, dtype: DType) -> Result<Scalar> {
         }
         (Literal::Int(v), DType::F64) => Scalar::F64(v as f64),
         (Literal::Int(v), DType::F32) => Scalar::F32(v as f32),
+        (Literal::Int(v), DType::F16) => Scalar::F16(crate::halves::f16_from_f64(v as f64)),
+        (Literal::Int(v), DType::BF16) => Scalar::BF16(crate::halves::bf16_from_f64(v as f64)),
         (Literal::Int(v), DType::I32) => Scalar::I32(i32::try_from(v).map_err(|_| out_of_range(v))?),
         (Literal::Int(v), DType::U32) => Scalar::U32(u32::try_from(v).map_err(|_| out_of_range(v))?),
     })

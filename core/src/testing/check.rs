@@ -562,6 +562,8 @@ pub fn format_value(dtype: DType, v: f64) -> String {
         DType::F32 => format!("{:?}", v as f32),
         DType::F64 => format!("{v:?}"),
         DType::I32 | DType::U32 => format!("{}", v as i64),
+        DType::F16 => format!("{:?}", crate::halves::f16_from_f64(v)),
+        DType::BF16 => format!("{:?}", crate::halves::bf16_from_f64(v)),
     }
 }
 

@@ -81,6 +81,8 @@ impl Gen {
                         HostVec::F64(v) => v[i] = x,
                         HostVec::I32(v) => v[i] = x as i32,
                         HostVec::U32(v) => v[i] = x as u32,
+                        HostVec::F16(v) => v[i] = crate::halves::f16_from_f64(x),
+                        HostVec::BF16(v) => v[i] = crate::halves::bf16_from_f64(x),
                     }
                 }
                 v
@@ -148,6 +150,17 @@ fn uniform_host(dtype: DType, len: usize, seed: u64, lo: f64, hi: f64) -> HostVe
         DType::F64 => HostVec::F64((0..len).map(|_| lo + (hi - lo) * w.unit()).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as u32).collect()),
+        // One word per element, 24 bits, rounded once to the half type.
+        DType::F16 => HostVec::F16(
+            (0..len)
+                .map(|_| crate::halves::f16_from_f64(lo + (hi - lo) * ((w.next() >> 8) as f64 / 16_777_216.0)))
+                .collect(),
+        ),
+        DType::BF16 => HostVec::BF16(
+            (0..len)
+                .map(|_| crate::halves::bf16_from_f64(lo + (hi - lo) * ((w.next() >> 8) as f64 / 16_777_216.0)))
+                .collect(),
+        ),
     }
 }
 
@@ -160,6 +173,8 @@ fn ints(dtype: DType, len: usize, seed: u64, lo: i64, hi: i64) -> HostVec {
         DType::F64 => HostVec::F64((0..len).map(|_| next() as f64).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| next() as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| next() as u32).collect()),
+        DType::F16 => HostVec::F16((0..len).map(|_| crate::halves::f16_from_f64(next() as f64)).collect()),
+        DType::BF16 => HostVec::BF16((0..len).map(|_| crate::halves::bf16_from_f64(next() as f64)).collect()),
     }
 }
 
@@ -177,6 +192,8 @@ fn wide(dtype: DType, len: usize, seed: u64, max_exp: i32) -> HostVec {
         DType::F64 => HostVec::F64((0..len).map(|_| float()).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| w.next() as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| w.next()).collect()),
+        DType::F16 => HostVec::F16((0..len).map(|_| crate::halves::f16_from_f64(float())).collect()),
+        DType::BF16 => HostVec::BF16((0..len).map(|_| crate::halves::bf16_from_f64(float())).collect()),
     }
 }
 
@@ -189,6 +206,8 @@ fn cycle(values: HostVec, len: usize) -> HostVec {
         HostVec::F64(v) => HostVec::F64(rep(&v, len)),
         HostVec::I32(v) => HostVec::I32(rep(&v, len)),
         HostVec::U32(v) => HostVec::U32(rep(&v, len)),
+        HostVec::F16(v) => HostVec::F16(rep(&v, len)),
+        HostVec::BF16(v) => HostVec::BF16(rep(&v, len)),
     }
 }
 

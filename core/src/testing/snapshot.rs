@@ -90,6 +90,8 @@ fn values(data: &HostVec) -> Vec<f64> {
         HostVec::F64(v) => v.clone(),
         HostVec::I32(v) => v.iter().map(|&x| x as f64).collect(),
         HostVec::U32(v) => v.iter().map(|&x| x as f64).collect(),
+        HostVec::F16(v) => v.iter().map(|&x| x.to_f64()).collect(),
+        HostVec::BF16(v) => v.iter().map(|&x| x.to_f64()).collect(),
     }
 }
 
@@ -111,6 +113,8 @@ fn digest(out: &HostArray) -> String {
         HostVec::F64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
         HostVec::I32(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
         HostVec::U32(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        HostVec::F16(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        HostVec::BF16(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
     }
     format!("fnv1a64 {h:016x}")
 }

@@ -21,7 +21,7 @@
 //! assert_eq!((a, b), (vec![1, 1, 2, 2], vec![1, 2, 1, 2]));
 //! ```
 
-use crate::{DType, Element, HostVec};
+use crate::{bf16, f16, DType, Element, HostVec};
 
 /// The curated f32 specials: NaN, ±Inf, ±0, ±1, halves (round half to even), the smallest
 /// and largest subnormals, the extremes, values around 1 and the powers of two where f32
@@ -174,6 +174,102 @@ const U32: [u32; 15] = [
 /// More u32 values for the extended set.
 const U32_MORE: [u32; 3] = [31, 32, 12_345_678];
 
+/// The curated f16 specials: NaN, ±Inf, ±0, ±1, halves, the smallest subnormals (±2^-24),
+/// the largest subnormal, the smallest normal, ±65504 (the largest finite: `65504 + 65504`
+/// overflows to Inf), epsilon, values around 1, 2048 (the last integer before f16 skips odd
+/// ones, so `2048 + 1` is a tie that rounds to the even 2048), 2049's neighbours and a value
+/// past the i32 range once cast. Pairs of them hit every rounding corner of the binary ops.
+const F16: [f16; 28] = [
+    f16::NAN,
+    f16::INFINITY,
+    f16::NEG_INFINITY,
+    f16::ZERO,
+    f16::NEG_ZERO,
+    f16::ONE,
+    f16::NEG_ONE,
+    f16::from_bits(0x3800), // 0.5
+    f16::from_bits(0xb800), // -0.5
+    f16::from_bits(0x3e00), // 1.5
+    f16::from_bits(0x4100), // 2.5
+    f16::from_bits(0xc100), // -2.5
+    f16::from_bits(0x4200), // 3.0
+    f16::from_bits(0xc740), // -7.25
+    f16::from_bits(0x0001), // the smallest subnormal, 2^-24
+    f16::from_bits(0x8001),
+    f16::from_bits(0x03ff), // the largest subnormal
+    f16::MIN_POSITIVE,
+    f16::from_bits(0x8400), // -MIN_POSITIVE
+    f16::MAX,
+    f16::MIN,
+    f16::EPSILON,
+    f16::from_bits(0x3c01), // 1 + EPSILON
+    f16::PI,
+    f16::from_bits(0x6800), // 2048
+    f16::from_bits(0x6801), // 2050
+    f16::from_bits(0xe7ff), // -2047
+    f16::from_bits(0x7800), // 32768
+];
+
+/// More f16 values for the extended set.
+const F16_MORE: [f16; 8] = [
+    f16::from_bits(0x4366), // 3.7
+    f16::from_bits(0xc366), // -3.7
+    f16::from_bits(0x4700), // 7.0
+    f16::from_bits(0xc700), // -7.0
+    f16::from_bits(0x2e66), // 0.1
+    f16::from_bits(0x0200), // a subnormal in the middle
+    f16::from_bits(0x5640), // 100.0
+    f16::from_bits(0x7bfe), // the value below MAX
+];
+
+/// The curated bf16 specials: as [`F16`] with bf16's corners: the smallest subnormals
+/// (±2^-133), the largest subnormal, the smallest normal, ±3.39e38 (the largest finite), 256
+/// (the last integer before bf16 skips odd ones: `256 + 1` is a tie that rounds to 256), 258,
+/// and 2^31 and 2^32 (past the i32 and u32 ranges once cast).
+const BF16: [bf16; 29] = [
+    bf16::NAN,
+    bf16::INFINITY,
+    bf16::NEG_INFINITY,
+    bf16::ZERO,
+    bf16::NEG_ZERO,
+    bf16::ONE,
+    bf16::NEG_ONE,
+    bf16::from_bits(0x3f00), // 0.5
+    bf16::from_bits(0xbf00), // -0.5
+    bf16::from_bits(0x3fc0), // 1.5
+    bf16::from_bits(0x4020), // 2.5
+    bf16::from_bits(0xc020), // -2.5
+    bf16::from_bits(0x4040), // 3.0
+    bf16::from_bits(0xc0e8), // -7.25
+    bf16::from_bits(0x0001), // the smallest subnormal
+    bf16::from_bits(0x8001),
+    bf16::from_bits(0x007f), // the largest subnormal
+    bf16::MIN_POSITIVE,
+    bf16::from_bits(0x8080), // -MIN_POSITIVE
+    bf16::MAX,
+    bf16::MIN,
+    bf16::EPSILON,
+    bf16::from_bits(0x3f81), // 1 + EPSILON
+    bf16::PI,
+    bf16::from_bits(0x4380), // 256
+    bf16::from_bits(0x4381), // 258
+    bf16::from_bits(0xc37f), // -255
+    bf16::from_bits(0x4f00), // 2^31
+    bf16::from_bits(0x4f80), // 2^32
+];
+
+/// More bf16 values for the extended set.
+const BF16_MORE: [bf16; 8] = [
+    bf16::from_bits(0x406d), // 3.703125
+    bf16::from_bits(0xc06d),
+    bf16::from_bits(0x40e0), // 7.0
+    bf16::from_bits(0xc0e0), // -7.0
+    bf16::from_bits(0x3dcd), // 0.1
+    bf16::from_bits(0x0040), // a subnormal in the middle
+    bf16::from_bits(0x42c8), // 100.0
+    bf16::from_bits(0x7f7e), // the value below MAX
+];
+
 /// An element type with special values.
 pub trait Specials: Element {
     /// The curated special values (see the [module docs](self)); their order is part of the
@@ -212,6 +308,8 @@ specials!(f32, F32, F32_MORE);
 specials!(f64, F64, F64_MORE);
 specials!(i32, I32, I32_MORE);
 specials!(u32, U32, U32_MORE);
+specials!(f16, F16, F16_MORE);
+specials!(bf16, BF16, BF16_MORE);
 
 /// The curated f32 specials.
 pub fn f32() -> Vec<f32> {
@@ -245,6 +343,8 @@ pub fn of(dtype: DType) -> HostVec {
         DType::F64 => HostVec::F64(f64()),
         DType::I32 => HostVec::I32(i32()),
         DType::U32 => HostVec::U32(u32()),
+        DType::F16 => HostVec::F16(<f16 as Specials>::specials()),
+        DType::BF16 => HostVec::BF16(<bf16 as Specials>::specials()),
     }
 }
 
@@ -255,6 +355,8 @@ pub fn extended_of(dtype: DType) -> HostVec {
         DType::F64 => HostVec::F64(<f64 as Specials>::extended()),
         DType::I32 => HostVec::I32(<i32 as Specials>::extended()),
         DType::U32 => HostVec::U32(<u32 as Specials>::extended()),
+        DType::F16 => HostVec::F16(<f16 as Specials>::extended()),
+        DType::BF16 => HostVec::BF16(<bf16 as Specials>::extended()),
     }
 }
 
@@ -283,6 +385,14 @@ pub fn host_pairs(values: &HostVec) -> (HostVec, HostVec) {
         HostVec::U32(v) => {
             let (a, b) = pairs(v);
             (HostVec::U32(a), HostVec::U32(b))
+        }
+        HostVec::F16(v) => {
+            let (a, b) = pairs(v);
+            (HostVec::F16(a), HostVec::F16(b))
+        }
+        HostVec::BF16(v) => {
+            let (a, b) = pairs(v);
+            (HostVec::BF16(a), HostVec::BF16(b))
         }
     }
 }

@@ -194,6 +194,8 @@ pub fn epsilon(dtype: DType) -> f64 {
         DType::F32 => f32::EPSILON as f64,
         DType::F64 => f64::EPSILON,
         DType::I32 | DType::U32 => 0.0,
+        DType::F16 => crate::f16::EPSILON.to_f64(),
+        DType::BF16 => crate::bf16::EPSILON.to_f64(),
     }
 }
 
@@ -264,6 +266,18 @@ pub fn compare(got: &HostVec, want: &HostVec, tolerance: &Tolerance) -> Result<C
                 each(i, g, w, u, g.to_bits() == w.to_bits());
             }
         }
+        (HostVec::F16(g), HostVec::F16(w)) => {
+            for (i, (&g, &w)) in g.iter().zip(w).enumerate() {
+                let u = (!g.is_nan() && !w.is_nan()).then(|| ulps::distance(g, w));
+                each(i, g.to_f64(), w.to_f64(), u, g.to_bits() == w.to_bits());
+            }
+        }
+        (HostVec::BF16(g), HostVec::BF16(w)) => {
+            for (i, (&g, &w)) in g.iter().zip(w).enumerate() {
+                let u = (!g.is_nan() && !w.is_nan()).then(|| ulps::distance(g, w));
+                each(i, g.to_f64(), w.to_f64(), u, g.to_bits() == w.to_bits());
+            }
+        }
         (HostVec::I32(g), HostVec::I32(w)) => {
             for (i, (&g, &w)) in g.iter().zip(w).enumerate() {
                 each(i, g as f64, w as f64, Some(g.abs_diff(w) as u64), g == w);
@@ -289,6 +303,14 @@ pub fn compare_value(dtype: DType, index: usize, got: f64, want: f64, tolerance:
         }
         DType::F64 => {
             ((!got.is_nan() && !want.is_nan()).then(|| ulps::distance(got, want)), got.to_bits() == want.to_bits())
+        }
+        DType::F16 => {
+            let (g, w) = (crate::halves::f16_from_f64(got), crate::halves::f16_from_f64(want));
+            ((!g.is_nan() && !w.is_nan()).then(|| ulps::distance(g, w)), g.to_bits() == w.to_bits())
+        }
+        DType::BF16 => {
+            let (g, w) = (crate::halves::bf16_from_f64(got), crate::halves::bf16_from_f64(want));
+            ((!g.is_nan() && !w.is_nan()).then(|| ulps::distance(g, w)), g.to_bits() == w.to_bits())
         }
         DType::I32 | DType::U32 => (Some((got - want).abs() as u64), got == want),
     };

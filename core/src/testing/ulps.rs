@@ -27,9 +27,10 @@
 
 use std::fmt;
 
-use crate::DType;
+use crate::{bf16, f16, DType};
 
-/// A float type whose values can be measured in ULPs: `f32` or `f64`.
+/// A float type whose values can be measured in ULPs: `f32`, `f64`, [`f16`] or [`bf16`]
+/// (a half's ULPs are those of the half type, not of the f32 it is computed in).
 pub trait UlpFloat: Copy + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static {
     /// The value's position on the line of representable values (see the
     /// [module docs](self)); meaningful for non-NaN values.
@@ -64,6 +65,36 @@ impl UlpFloat for f64 {
     }
 }
 
+macro_rules! half_ulp_float {
+    ($t:ty) => {
+        impl UlpFloat for $t {
+            fn position(self) -> i128 {
+                ordered_half(self.to_bits()) as i128
+            }
+            fn as_f64(self) -> f64 {
+                self.to_f64()
+            }
+            fn bits(self) -> u64 {
+                self.to_bits() as u64
+            }
+        }
+    };
+}
+
+half_ulp_float!(f16);
+half_ulp_float!(bf16);
+
+/// The position of a 16-bit float (f16 or bf16: both keep the sign in the top bit and order
+/// their magnitudes as integers) among the representable values; `-0.0` and `+0.0` share 0.
+pub fn ordered_half(bits: u16) -> i32 {
+    let mag = (bits & 0x7fff) as i32;
+    if bits >> 15 == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
 /// The position of an f32 among the representable values; `-0.0` and `+0.0` share 0.
 pub fn ordered_f32(x: f32) -> i64 {
     let bits = x.to_bits();
@@ -92,9 +123,23 @@ pub fn distance<T: UlpFloat>(a: T, b: T) -> u64 {
 }
 
 /// The size of one ULP of `dtype` at `x` (the gap to the next value away from zero); 0 for a
-/// non-finite `x`. `dtype` F32 measures in f32, anything else in f64.
+/// non-finite `x`. `dtype` F32, F16 and BF16 measure in their own type, anything else in f64.
 pub fn ulp_size(x: f64, dtype: DType) -> f64 {
     match dtype {
+        DType::F16 => {
+            let a = crate::halves::f16_from_f64(x.abs());
+            if !a.is_finite() {
+                return 0.0;
+            }
+            f16::from_bits(a.to_bits() + 1).to_f64() - a.to_f64()
+        }
+        DType::BF16 => {
+            let a = crate::halves::bf16_from_f64(x.abs());
+            if !a.is_finite() {
+                return 0.0;
+            }
+            bf16::from_bits(a.to_bits() + 1).to_f64() - a.to_f64()
+        }
         DType::F32 => {
             let a = (x as f32).abs();
             if !a.is_finite() {

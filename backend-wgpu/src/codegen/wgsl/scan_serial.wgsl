@@ -1,6 +1,4 @@
-// Inclusive scan of short rows, one row per thread (a workgroup per row would idle), and of
-// halves (widened to f32) in any row: ROUND rounds each step to the half, in order, as the
-// CPU does (numpy's float16 cumsum), or is empty.
+// Inclusive scan of short rows, one row per thread (a workgroup per row would idle).
 // prm: 0 rows, 1 n (the axis length), 2 inner.
     let rows = prm(0u);
     if (rows == 0u || g > (rows - 1u) / 256u) { return; }
@@ -11,6 +9,6 @@
     let base = (r / inner) * n * inner + r % inner;
     var run = {ID};
     for (var t = 0u; t < n; t = t + 1u) {
-        run = {ROUND}(run {OP} src[base + t * inner]);
+        run = run {OP} src[base + t * inner];
         dst[base + t * inner] = run;
     }
