@@ -280,8 +280,7 @@ impl WgpuDevice {
         let data = staging
             .slice(..bytes)
             .get_mapped_range()
-            .map_err(|e| readback(format!("reading the readback buffer failed: {e}")))?
-            [..len as usize]
+            .map_err(|e| readback(format!("reading the readback buffer failed: {e}")))?[..len as usize]
             .to_vec();
         staging.unmap();
         self.pool.give_back(staging);
@@ -326,7 +325,7 @@ impl BackendDevice for WgpuDevice {
         if !bytes.is_empty() {
             // wgpu writes whole words: an odd count of halves gets a zero half appended.
             let padded;
-            let bytes = if bytes.len() % 4 == 0 {
+            let bytes = if bytes.len().is_multiple_of(4) {
                 bytes
             } else {
                 padded = [bytes, &[0u8; 4][..4 - bytes.len() % 4]].concat();

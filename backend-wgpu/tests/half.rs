@@ -6,9 +6,9 @@
 
 mod common;
 
-use polycompute_core::{bf16, f16};
 use ndarray::s;
 use polycompute_core::testing::inputs::{bits, uniform};
+use polycompute_core::{bf16, f16};
 use polycompute_core::{Device, DeviceArray, Element};
 
 /// Bits of a half, for exact comparison (NaN payloads included).
@@ -123,7 +123,8 @@ fn conversions_of<H: HalfBits>(dev: &Device) {
     let got = dev.from_slice(&xs, &[xs.len()]).unwrap().cast::<H>().unwrap().to_vec().unwrap();
     same_half_bits(&got, &want, &format!("f32 -> {name}"));
     // Integers round once (through f64, where every i32 and u32 is exact).
-    let mut ints: Vec<i32> = vec![0, 1, -1, 2049, 2051, 65519, 65520, -65521, 0x0100_8001, 0x0101_0001, i32::MAX, i32::MIN];
+    let mut ints: Vec<i32> =
+        vec![0, 1, -1, 2049, 2051, 65519, 65520, -65521, 0x0100_8001, 0x0101_0001, i32::MAX, i32::MIN];
     ints.extend(bits(12, 20_000).into_iter().map(|w| (w as i32) >> (w % 24)));
     let want: Vec<H> = ints.iter().map(|&x| H::from_f32(exact_f32(f64::from(x)))).collect();
     let got = dev.from_slice(&ints, &[ints.len()]).unwrap().cast::<H>().unwrap().to_vec().unwrap();
@@ -296,7 +297,8 @@ fn arithmetic_of<H: HalfBits>(dev: &Device) {
     let got = l.matmul(&r).unwrap().to_vec().unwrap();
     for i in 0..m {
         for j in 0..nn {
-            let exact: f64 = (0..k).map(|t| f64::from(lx[i * k + t].to_f32()) * f64::from(rx[t * nn + j].to_f32())).sum();
+            let exact: f64 =
+                (0..k).map(|t| f64::from(lx[i * k + t].to_f32()) * f64::from(rx[t * nn + j].to_f32())).sum();
             let g = f64::from(got[i * nn + j].to_f32());
             // One rounding of a sum good to f32: within one half ulp (2^-10 or 2^-7 relative).
             let ulp = if name == polycompute_core::DType::BF16 { 2f64.powi(-7) } else { 2f64.powi(-10) };
@@ -317,7 +319,7 @@ fn scans_of<H: HalfBits>(dev: &Device) {
     let xs: Vec<H> = uniform::<f32>(31, 9 * 5, 0.5, 1.5).into_iter().map(H::from_f32).collect();
     let a = dev.from_slice(&xs, &[9, 5]).unwrap();
     let got = a.cumprod(0).unwrap().to_vec().unwrap();
-    let mut run = vec![1f32; 5];
+    let mut run = [1f32; 5];
     let mut want = Vec::new();
     for i in 0..9 {
         for j in 0..5 {

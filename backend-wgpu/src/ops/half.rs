@@ -36,9 +36,7 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Opti
         return None;
     }
     Some(match op {
-        Op::Reduce { kind, axis, shape } => {
-            in_f32(dev, inputs[0], dtype, |x| reduce::run(dev, *kind, *axis, shape, x))
-        }
+        Op::Reduce { kind, axis, shape } => in_f32(dev, inputs[0], dtype, |x| reduce::run(dev, *kind, *axis, shape, x)),
         Op::Matmul { lhs, rhs } => {
             let b = map::cast(dev, inputs[1], DType::F32);
             in_f32(dev, inputs[0], dtype, |a| matmul::run(dev, lhs, rhs, a, &b?))
@@ -161,7 +159,7 @@ fn transpose(dev: &WgpuDevice, shape: &Shape, perm: &[usize], x: &WgpuBuffer) ->
         return layout::copy(dev, x);
     }
     let identity = Arc::new(Program::identity(x.dtype()));
-    views::run(dev, &identity, &[view.clone()], &view.shape, &[x])
+    views::run(dev, &identity, std::slice::from_ref(&view), &view.shape, &[x])
 }
 
 /// A constant: its bits twice per word. Philox: the f32 stream (the existing recipe), rounded
