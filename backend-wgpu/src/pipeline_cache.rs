@@ -53,6 +53,8 @@ pub(crate) enum KernelKey {
     HalfWiden(Option<DType>),
     /// A u32 per element packed back into a half array.
     HalfNarrow,
+    /// A cast between a half dtype and f64 on words (`to_f64`: from the half).
+    HalfF64 { half: DType, to_f64: bool },
     /// A Philox fill.
     FillRandom { dtype: DType, normal: bool },
 }

@@ -165,6 +165,57 @@ fn conversions_are_exact_or_rounded_to_nearest_even() {
     conversions_of::<bf16>(&dev);
 }
 
+/// f64s at the halves' rounding boundaries with bits far below them (which only a single
+/// rounding from the exact value sees), every exponent range, and random bits.
+fn hard_f64s() -> Vec<f64> {
+    let mut v: Vec<f64> = hard_f32s().into_iter().map(f64::from).collect();
+    for x in [1.0 + 2f64.powi(-11), 1.0 + 2f64.powi(-8), 2049.0, 257.0, 65520.0, 2f64.powi(-25), 2f64.powi(-134)] {
+        for tiny in [2f64.powi(-40), -2f64.powi(-40), 2f64.powi(-52)] {
+            v.push(x * (1.0 + tiny));
+            v.push(-x * (1.0 + tiny));
+        }
+    }
+    v.extend([
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        1e300,
+        -1e-300,
+        3.4e38,
+        3.5e38,
+        f64::from_bits(0x7ff0_0000_0000_0001),
+    ]);
+    let words = bits(13, 40_000);
+    v.extend(words.chunks(2).map(|w| f64::from_bits(u64::from(w[0]) | (u64::from(w[1]) << 32))));
+    // Magnitudes spread over the halves' ranges (exponents -150..130).
+    v.extend(words.chunks(2).map(|w| {
+        let m = f64::from_bits(0x3ff0_0000_0000_0000 | (u64::from(w[0]) << 20) | u64::from(w[1] >> 12));
+        m * 2f64.powi((w[1] % 280) as i32 - 150)
+    }));
+    v
+}
+
+fn f64_casts_of<H: HalfBits>(dev: &Device, from_f64: fn(f64) -> H) {
+    let name = H::DTYPE;
+    let all: Vec<H> = (0..=u16::MAX).map(H::from_bits).collect();
+    let got = dev.from_slice(&all, &[all.len()]).unwrap().cast::<f64>().unwrap().to_vec().unwrap();
+    for (k, (g, h)) in got.iter().zip(&all).enumerate() {
+        let want = f64::from(h.to_f32());
+        assert_eq!(g.to_bits(), want.to_bits(), "{name} -> f64: element {k} ({h:?}) is {g:e}, want {want:e}");
+    }
+    let xs = hard_f64s();
+    let want: Vec<H> = xs.iter().map(|&x| from_f64(x)).collect();
+    let got = dev.from_slice(&xs, &[xs.len()]).unwrap().cast::<H>().unwrap().to_vec().unwrap();
+    same_half_bits(&got, &want, &format!("f64 -> {name}"));
+}
+
+#[test]
+fn f64_casts_work_on_bits_without_shader_f64() {
+    let Some(dev) = common::device() else { return };
+    f64_casts_of::<f16>(&dev, polycompute_core::halves::f16_from_f64);
+    f64_casts_of::<bf16>(&dev, polycompute_core::halves::bf16_from_f64);
+}
+
 #[test]
 fn integers_round_once_to_a_half() {
     let Some(dev) = common::device() else { return };

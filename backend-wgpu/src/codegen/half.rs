@@ -87,3 +87,19 @@ pub(crate) fn narrow() -> KernelSource {
     b.storage("src", "u32", false).storage("dst", "u32", true);
     b.finish((WG, 1), shaders::HALF_NARROW)
 }
+
+/// A cast between the half `half` and f64 (`to_f64`: half -> f64, else f64 -> half) on bits
+/// and the f64's two words, with no f64 arithmetic, so it runs without `SHADER_F64`: exact
+/// to f64; to the half through an f32 rounded to odd, so rounded once. Params: the count.
+pub(crate) fn f64_cast(half: DType, to_f64: bool) -> KernelSource {
+    let mut b = Builder::new(1);
+    b.storage("src", "u32", false).storage("dst", "u32", true);
+    b.code(shaders::HALF).code(shaders::HALF_F64_WORDS);
+    let bf = half == DType::BF16;
+    let body = if to_f64 {
+        instantiate(shaders::HALF_TO_F64, &[("FROM", if bf { "bf16_to_f32_bits" } else { "f16_to_f32_bits" })])
+    } else {
+        instantiate(shaders::F64_TO_HALF, &[("TO", if bf { "f32_bits_to_bf16" } else { "f32_bits_to_f16" })])
+    };
+    b.finish((WG, 1), &body)
+}

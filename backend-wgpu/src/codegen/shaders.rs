@@ -29,6 +29,12 @@ pub(crate) const PHILOX_F64: &str = include_str!("wgsl/philox_f64.wgsl");
 pub(crate) const HALF: &str = include_str!("wgsl/half.wgsl");
 /// f64 -> f32 rounded to odd (so f64 -> half rounds once); needs `SHADER_F64`.
 pub(crate) const HALF_F64: &str = include_str!("wgsl/half_f64.wgsl");
+/// Half <-> f64 conversions on bits and words (no f64 arithmetic).
+pub(crate) const HALF_F64_WORDS: &str = include_str!("wgsl/half_f64_words.wgsl");
+/// Body of a half -> f64 cast on words; placeholder `FROM`.
+pub(crate) const HALF_TO_F64: &str = include_str!("wgsl/half_to_f64.wgsl");
+/// Body of an f64 -> half cast on words; placeholder `TO`.
+pub(crate) const F64_TO_HALF: &str = include_str!("wgsl/f64_to_half.wgsl");
 /// Body of the widening of a packed half array to a word per element; placeholder `KEY`.
 pub(crate) const HALF_WIDEN: &str = include_str!("wgsl/half_widen.wgsl");
 /// Body of the packing of a word per element back into a half array.

@@ -141,6 +141,11 @@ fn every_movement_scan_and_sort_kernel() {
 fn every_half_kernel() {
     check("half narrow", &super::half::narrow());
     for d in [DType::F16, DType::BF16] {
+        for to_f64 in [false, true] {
+            check(&format!("{d} f64 cast to_f64={to_f64}"), &super::half::f64_cast(d, to_f64));
+        }
+    }
+    for d in [DType::F16, DType::BF16] {
         for index in [DType::U32, DType::I32] {
             check(&format!("scatter_add {d} {index}"), &super::movement::scatter_add(d, index));
         }

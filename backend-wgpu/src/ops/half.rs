@@ -12,7 +12,8 @@
 //! * A transpose is an identity map over the permuted view (the map kernel reads halves at any
 //!   element offset and writes whole words); a constant fill writes the value twice per word.
 //!
-//! Maps, casts and copies of halves are native (`codegen::map`, `layout::copy`).
+//! Maps, casts and copies of halves are native (`codegen::map`, `layout::copy`); a plain cast
+//! between a half and f64 works on bits and words, so it needs no `SHADER_F64`.
 
 use std::sync::Arc;
 
@@ -32,6 +33,13 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Opti
         return dtype.is_half().then(|| self::fill(dev, *fill, *dtype, *len));
     }
     let dtype = inputs.first()?.dtype();
+    if let Op::Cast { to } = op {
+        match (dtype, *to) {
+            (h, DType::F64) if h.is_half() => return Some(f64_cast(dev, inputs[0], h, true)),
+            (DType::F64, h) if h.is_half() => return Some(f64_cast(dev, inputs[0], h, false)),
+            _ => {}
+        }
+    }
     if !dtype.is_half() {
         return None;
     }
@@ -121,6 +129,22 @@ fn narrow(dev: &WgpuDevice, w: &WgpuBuffer, dtype: DType) -> Result<WgpuBuffer> 
     let params = vec![movement::word(n, "half elements")?];
     let buffers = vec![w.raw().clone(), out.raw().clone()];
     dev.launch(vec![Launch { kernel, buffers, params, groups: groups(gen::words_of(n), WG) }])?;
+    Ok(out)
+}
+
+/// A cast between the half `half` and f64 on bits and words (`codegen::half::f64_cast`): no
+/// f64 arithmetic, so it runs on adapters without `SHADER_F64` too.
+fn f64_cast(dev: &WgpuDevice, x: &WgpuBuffer, half: DType, to_f64: bool) -> Result<WgpuBuffer> {
+    let n = x.len();
+    let out = dev.alloc(if to_f64 { DType::F64 } else { half }, n)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let kernel = dev.kernel(KernelKey::HalfF64 { half, to_f64 }, || Ok(gen::f64_cast(half, to_f64)))?;
+    let params = vec![movement::word(n, "cast elements")?];
+    let threads = if to_f64 { n } else { gen::words_of(n) };
+    let buffers = vec![x.raw().clone(), out.raw().clone()];
+    dev.launch(vec![Launch { kernel, buffers, params, groups: groups(threads, WG) }])?;
     Ok(out)
 }
 

@@ -9,33 +9,32 @@
 fn half_bits(w: u32, i: u32) -> u32 { return (w >> ((i & 1u) * 16u)) & 0xffffu; }
 
 // f16 bits -> f32, exactly (f16 subnormals are f32 normals).
-fn f16_to_f32(h: u32) -> f32 {
+fn f16_to_f32(h: u32) -> f32 { return bitcast<f32>(f16_to_f32_bits(h) | pz); }
+fn f16_to_f32_bits(h: u32) -> u32 {
     let sign = (h & 0x8000u) << 16u;
     let e = (h >> 10u) & 0x1fu;
     let m = h & 0x3ffu;
     if (e == 0x1fu) {
         // Infinity, or NaN made quiet with its payload kept.
-        return bitcast<f32>(sign | 0x7f800000u | select(0u, 0x400000u | (m << 13u), m != 0u) | pz);
+        return sign | 0x7f800000u | select(0u, 0x400000u | (m << 13u), m != 0u);
     }
     if (e == 0u) {
-        // m 2^-24, built from bits: (m << 13) is the f32 mantissa of an unnormalised number.
-        if (m == 0u) { return bitcast<f32>(sign | pz); }
+        // m 2^-24, normalised: the leading bit of m becomes the implicit one.
+        if (m == 0u) { return sign; }
         let lead = 31u - countLeadingZeros(m);
         let mant = (m << (23u - lead)) & 0x7fffffu;
-        return bitcast<f32>(sign | ((lead + 103u) << 23u) | mant);
+        return sign | ((lead + 103u) << 23u) | mant;
     }
-    return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
+    return sign | ((e + 112u) << 23u) | (m << 13u);
 }
 
 // bf16 bits -> f32: the high half of the f32 (exact, subnormals included; NaN made quiet).
-fn bf16_to_f32(h: u32) -> f32 {
-    let q = select(h, h | 0x40u, (h & 0x7fffu) > 0x7f80u);
-    return bitcast<f32>((q << 16u) | pz);
-}
+fn bf16_to_f32(h: u32) -> f32 { return bitcast<f32>(bf16_to_f32_bits(h) | pz); }
+fn bf16_to_f32_bits(h: u32) -> u32 { return select(h, h | 0x40u, (h & 0x7fffu) > 0x7f80u) << 16u; }
 
 // f32 -> f16 bits, rounded to nearest even; overflow to infinity, NaN quiet.
-fn f32_to_f16(x: f32) -> u32 {
-    let b = bitcast<u32>(x);
+fn f32_to_f16(x: f32) -> u32 { return f32_bits_to_f16(bitcast<u32>(x)); }
+fn f32_bits_to_f16(b: u32) -> u32 {
     let sign = (b >> 16u) & 0x8000u;
     let a = b & 0x7fffffffu;
     if (a > 0x7f800000u) { return sign | 0x7e00u | ((a >> 13u) & 0x3ffu); }
@@ -59,8 +58,8 @@ fn f32_to_f16(x: f32) -> u32 {
 }
 
 // f32 -> bf16 bits, rounded to nearest even; overflow to infinity, NaN quiet.
-fn f32_to_bf16(x: f32) -> u32 {
-    let b = bitcast<u32>(x);
+fn f32_to_bf16(x: f32) -> u32 { return f32_bits_to_bf16(bitcast<u32>(x)); }
+fn f32_bits_to_bf16(b: u32) -> u32 {
     if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }
     return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
 }
