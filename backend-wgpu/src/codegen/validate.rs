@@ -141,6 +141,14 @@ fn every_movement_scan_and_sort_kernel() {
 fn every_half_kernel() {
     check("half narrow", &super::half::narrow());
     for d in [DType::F16, DType::BF16] {
+        for kind in ReduceKind::ALL {
+            for (first, last) in [(true, true), (true, false)] {
+                let pass = Pass { kind, input: d, acc: DType::F32, first, last, tj: 4 };
+                check(&format!("{pass:?}"), &super::reduce::kernel(&pass));
+            }
+        }
+    }
+    for d in [DType::F16, DType::BF16] {
         for to_f64 in [false, true] {
             check(&format!("{d} f64 cast to_f64={to_f64}"), &super::half::f64_cast(d, to_f64));
         }

@@ -1,7 +1,8 @@
 //! Half precision (f16, bf16) ops that are not a map: each is built from the backend's own
 //! kernels, so halves need no adapter feature and share the 32-bit kernels' tested paths.
 //!
-//! * Arithmetic widens to f32 (exact) and runs the f32 kernels: reductions, matmul and
+//! * Reductions read the halves in their first pass, reduce in f32 and round once.
+//! * Other arithmetic widens to f32 (exact) and runs the f32 kernels: matmul and
 //!   cumsum/cumprod accumulate in f32 and round each result once to the half (a map cast,
 //!   round to nearest even); scatter_add rounds every addition to the half, in index order,
 //!   as the CPU and numpy's `add.at` do (its kernel's rounding variant, on f32 buffers).
@@ -44,7 +45,14 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Opti
         return None;
     }
     Some(match op {
-        Op::Reduce { kind, axis, shape } => in_f32(dev, inputs[0], dtype, |x| reduce::run(dev, *kind, *axis, shape, x)),
+        // Read as halves, reduced in f32 (argmin/argmax: indices), rounded once.
+        Op::Reduce { kind, axis, shape } => reduce::run(dev, *kind, *axis, shape, inputs[0]).and_then(|out| {
+            if out.dtype() == DType::F32 {
+                map::cast(dev, &out, dtype)
+            } else {
+                Ok(out)
+            }
+        }),
         Op::Matmul { lhs, rhs } => {
             let b = map::cast(dev, inputs[1], DType::F32);
             in_f32(dev, inputs[0], dtype, |a| matmul::run(dev, lhs, rhs, a, &b?))
