@@ -209,6 +209,26 @@ fn f64_casts_of<H: HalfBits>(dev: &Device, from_f64: fn(f64) -> H) {
     same_half_bits(&got, &want, &format!("f64 -> {name}"));
 }
 
+/// A fused map that computes in f64 and rounds to a half (needs `SHADER_F64`): the f64
+/// rounded to odd in f32 first, so rounded once.
+fn f64_map_to_half<H: HalfBits>(dev: &Device, from_f64: fn(f64) -> H) {
+    let xs = hard_f64s();
+    let a = dev.from_slice(&xs, &[xs.len()]).unwrap();
+    let got = a.map_to::<H>(|x| (x * 1.0).cast(H::DTYPE)).unwrap().to_vec().unwrap();
+    let want: Vec<H> = xs.iter().map(|&x| from_f64(x)).collect();
+    same_half_bits(&got, &want, &format!("f64 map -> {}", H::DTYPE));
+}
+
+#[test]
+fn f64_maps_round_once_to_a_half_where_the_adapter_has_f64() {
+    let Some(dev) = common::device() else { return };
+    if !common::has_f64(&dev) {
+        return;
+    }
+    f64_map_to_half::<f16>(&dev, polycompute_core::halves::f16_from_f64);
+    f64_map_to_half::<bf16>(&dev, polycompute_core::halves::bf16_from_f64);
+}
+
 #[test]
 fn f64_casts_work_on_bits_without_shader_f64() {
     let Some(dev) = common::device() else { return };
