@@ -230,11 +230,14 @@ impl WgpuDevice {
         self.sink.check(self.id)
     }
 
-    /// Copies `bytes` from the start of `src` to the start of `dst` on the device.
+    /// Copies `bytes` from the start of `src` to the start of `dst` on the device, rounded
+    /// up to whole words (an odd count of halves ends mid-word; every buffer holds whole
+    /// words, see `BufferPool::take`, and wgpu copies whole words only).
     pub(crate) fn copy(&self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) -> Result<()> {
         if bytes == 0 {
             return Ok(());
         }
+        let bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let scope = Scope::push(&self.device);
         let mut encoder =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("polycompute copy") });
@@ -253,10 +256,12 @@ impl WgpuDevice {
 
     /// Reads back the bytes of `buf` through a pooled staging buffer.
     fn read_bytes(&self, buf: &WgpuBuffer) -> Result<Vec<u8>> {
-        let bytes = buf.bytes();
-        if bytes == 0 {
+        let len = buf.bytes();
+        if len == 0 {
             return Ok(Vec::new());
         }
+        // Whole words (an odd count of halves ends mid-word); the tail is cut off below.
+        let bytes = len.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let staging = self.pool.staging(bytes)?;
         let scope = Scope::push(&self.device);
         let mut encoder =
@@ -275,7 +280,7 @@ impl WgpuDevice {
         let data = staging
             .slice(..bytes)
             .get_mapped_range()
-            .map_err(|e| readback(format!("reading the readback buffer failed: {e}")))?
+            .map_err(|e| readback(format!("reading the readback buffer failed: {e}")))?[..len as usize]
             .to_vec();
         staging.unmap();
         self.pool.give_back(staging);
@@ -308,10 +313,6 @@ impl BackendDevice for WgpuDevice {
 
     fn upload(&self, data: HostSlice<'_>) -> Result<WgpuBuffer> {
         self.sink.check(self.id)?;
-        if data.dtype().is_half() {
-            // Packed 2-byte elements need the half kernels' layout (issue 15): refused until then.
-            return Err(Error::missing_capability("upload", data.dtype(), Some(self.id), crate::ops::HALF_KERNELS));
-        }
         let bytes: &[u8] = match data {
             HostSlice::F32(s) => bytemuck::cast_slice(s),
             HostSlice::F64(s) => bytemuck::cast_slice(s),
@@ -322,6 +323,14 @@ impl BackendDevice for WgpuDevice {
         };
         let buf = self.alloc(data.dtype(), data.len())?;
         if !bytes.is_empty() {
+            // wgpu writes whole words: an odd count of halves gets a zero half appended.
+            let padded;
+            let bytes = if bytes.len().is_multiple_of(4) {
+                bytes
+            } else {
+                padded = [bytes, &[0u8; 4][..4 - bytes.len() % 4]].concat();
+                &padded[..]
+            };
             let scope = Scope::push(&self.device);
             self.queue.write_buffer(buf.raw(), 0, bytes);
             self.finish(scope, bytes.len() as u64)?;

@@ -53,6 +53,12 @@ pub(crate) enum KernelKey {
     Transpose { dtype: DType, ndim: usize, q: usize },
     /// A constant fill of one- or two-word elements.
     FillConstant(u32),
+    /// A packed half array widened to a u32 per element (its bits, or a dtype's sort keys).
+    HalfWiden(Option<DType>),
+    /// A u32 per element packed back into a half array.
+    HalfNarrow,
+    /// A cast between a half dtype and f64 on words (`to_f64`: from the half).
+    HalfF64 { half: DType, to_f64: bool },
     /// A Philox fill.
     FillRandom { dtype: DType, normal: bool },
 }

@@ -30,16 +30,15 @@ pub(crate) fn random(dtype: DType, normal: bool, device: DeviceId) -> Result<Ker
     if normal && dtype.is_int() {
         return Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) });
     }
-    if dtype.is_half() {
-        let op = if normal { "normal fill" } else { "uniform fill" };
-        return Err(Error::missing_capability(op, dtype, Some(device), crate::ops::HALF_KERNELS));
-    }
     let mut b = Builder::new(3);
     let elem = match dtype {
         DType::F32 => "f32",
         DType::F64 => "f64",
-        // Refused above (issue 15).
-        DType::I32 | DType::U32 | DType::F16 | DType::BF16 => "u32",
+        DType::I32 | DType::U32 => "u32",
+        // Drawn as f32 and rounded by ops/half.rs.
+        DType::F16 | DType::BF16 => {
+            return Err(Error::Unsupported { op: "random fill of halves as such".into(), dtype, device: Some(device) })
+        }
     };
     b.storage("out", elem, true);
     // The f32 library is always there: it brings `mulhilo`, and the normals' ln, sin, cos.
@@ -58,10 +57,7 @@ pub(crate) fn random(dtype: DType, normal: bool, device: DeviceId) -> Result<Ker
          let base = blk * {per}u;\n"
     );
     let values: Vec<String> = match (dtype, normal) {
-        (DType::I32 | DType::U32, _) => (0..4).map(|j| format!("w[{j}]")).collect(),
-        (DType::F16 | DType::BF16, _) => {
-            return Err(Error::missing_capability("random fill", dtype, Some(device), crate::ops::HALF_KERNELS))
-        }
+        (DType::I32 | DType::U32 | DType::F16 | DType::BF16, _) => (0..4).map(|j| format!("w[{j}]")).collect(),
         (DType::F32, false) => (0..4).map(|j| format!("unit_f32(w[{j}])")).collect(),
         (DType::F64, false) => vec!["unit_f64(w[0], w[1])".into(), "unit_f64(w[2], w[3])".into()],
         (DType::F64, true) => {

@@ -7,6 +7,7 @@
 //! caching kernels is `pipeline_cache`'s job.
 
 pub(crate) mod fill;
+pub(crate) mod half;
 pub(crate) mod layout;
 pub(crate) mod map;
 pub(crate) mod matmul;
@@ -47,17 +48,23 @@ pub(crate) struct KernelSource {
 /// Threads per workgroup of the one-dimensional kernels.
 pub(crate) const WG: u32 = 256;
 
-/// The WGSL name of a dtype.
+/// The WGSL type a kernel computes a dtype's values in: halves are computed on as f32 (see
+/// [`half`]).
 pub(crate) fn wgsl_type(d: DType) -> &'static str {
     match d {
-        DType::F32 => "f32",
+        DType::F32 | DType::F16 | DType::BF16 => "f32",
         DType::F64 => "f64",
         DType::I32 => "i32",
         DType::U32 => "u32",
-        // WGSL's f16 (`enable f16;`, SHADER_F16); no kernel uses it yet (ops refuse halves,
-        // issue 15), and bf16 has no WGSL type: its bits live in u32 words.
-        DType::F16 => "f16",
-        DType::BF16 => "u32",
+    }
+}
+
+/// The WGSL element type of a dtype's storage array: halves are packed two to a `u32`.
+pub(crate) fn storage_type(d: DType) -> &'static str {
+    if d.is_half() {
+        "u32"
+    } else {
+        wgsl_type(d)
     }
 }
 
@@ -74,7 +81,7 @@ pub(crate) fn literal(s: Scalar) -> String {
         Scalar::F64(v) => format!("({v:e}lf * f64(1u - pz))"),
         Scalar::I32(v) => format!("bitcast<i32>(0x{:08x}u | pz)", v as u32),
         Scalar::U32(v) => format!("({v}u | pz)"),
-        // The halves compute in f32: their value as an f32 literal (exact).
+        // A half is computed on as the f32 of its value, which is exact.
         Scalar::F16(v) => literal(Scalar::F32(v.to_f32())),
         Scalar::BF16(v) => literal(Scalar::F32(v.to_f32())),
     }

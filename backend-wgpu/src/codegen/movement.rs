@@ -49,13 +49,33 @@ pub(crate) fn take(index: DType, along: bool) -> KernelSource {
     b.finish((WG, 1), &instantiate(shaders::TAKE, &[("ALONG", along)]))
 }
 
-/// scatter_add of `dtype` values at `index` indices (`wgsl/scatter_add.wgsl`).
+/// scatter_add of `dtype` values at `index` indices (`wgsl/scatter_add.wgsl`). Halves are
+/// added widened to f32 (the buffers are f32), each sum rounded to the half.
 pub(crate) fn scatter_add(dtype: DType, index: DType) -> KernelSource {
     let t = wgsl_type(dtype);
     let mut b = Builder::new(4);
     b.storage("idx", wgsl_type(index), false).storage("vals", t, false).storage("dst", t, true);
     b.code(&instantiate(shaders::INDEX, &[("I", wgsl_type(index))]));
-    b.finish((WG, 1), shaders::SCATTER_ADD)
+    b.code(&half_rounding(dtype));
+    b.finish((WG, 1), &instantiate(shaders::SCATTER_ADD, &[("ROUND", half_round_fn(dtype))]))
+}
+
+/// The half helpers a kernel rounding to `dtype` needs (none for other dtypes).
+fn half_rounding(dtype: DType) -> String {
+    if dtype.is_half() {
+        super::half::library(false)
+    } else {
+        String::new()
+    }
+}
+
+/// The rounding applied to each result of `dtype`: a half's, or none.
+fn half_round_fn(dtype: DType) -> &'static str {
+    if dtype.is_half() {
+        super::half::round_fn(dtype)
+    } else {
+        ""
+    }
 }
 
 /// The identity of a scan: -0.0 for float sums (so a leading -0.0 survives), 0, or 1.
@@ -68,10 +88,9 @@ pub(crate) fn scan_identity(dtype: DType, product: bool) -> String {
         (DType::F64, true) => Scalar::F64(1.0),
         (DType::I32, p) => Scalar::I32(i32::from(p)),
         (DType::U32, p) => Scalar::U32(u32::from(p)),
-        (DType::F16, p) => Scalar::F16(if p { polycompute_core::f16::ONE } else { polycompute_core::f16::NEG_ZERO }),
-        (DType::BF16, p) => {
-            Scalar::BF16(if p { polycompute_core::bf16::ONE } else { polycompute_core::bf16::NEG_ZERO })
-        }
+        // Halves scan in f32 (ops/half.rs).
+        (DType::F16 | DType::BF16, false) => Scalar::F32(-0.0),
+        (DType::F16 | DType::BF16, true) => Scalar::F32(1.0),
     })
 }
 

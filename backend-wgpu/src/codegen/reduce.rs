@@ -14,7 +14,7 @@ use std::fmt::Write;
 use polycompute_core::{DType, ReduceKind};
 
 use super::semantics::library;
-use super::{wgsl_type, Builder, KernelSource};
+use super::{storage_type, wgsl_type, Builder, KernelSource};
 
 /// Threads per reduction workgroup.
 pub(crate) const THREADS: u32 = 256;
@@ -61,7 +61,7 @@ pub(crate) const PARAMS: usize = 10;
 pub(crate) fn kernel(p: &Pass) -> KernelSource {
     let tk = THREADS / p.tj;
     let a = wgsl_type(p.acc);
-    let src_t = if p.first { wgsl_type(p.input) } else { a };
+    let src_t = if p.first { storage_type(p.input) } else { a };
     let mut b = Builder::new(PARAMS);
     b.storage("in_v", src_t, false);
     if p.is_arg() && !p.first {
@@ -74,6 +74,10 @@ pub(crate) fn kernel(p: &Pass) -> KernelSource {
         b.storage("out_i", "u32", true);
     }
     b.code(&library(&BTreeSet::from([p.input, p.acc])));
+    let half_input = p.first && p.input.is_half();
+    if half_input {
+        b.code(&super::half::load_fn("ld_in", "in_v", p.input));
+    }
     let _ = writeln!(
         b.source_mut(),
         "var<workgroup> sv: array<{a}, {THREADS}>;{}",
@@ -94,7 +98,13 @@ pub(crate) fn kernel(p: &Pass) -> KernelSource {
         let k = format!("(kb * {}u + ly + {}u)", ITEMS * tk, lane * tk);
         let kc = format!("min({k}, r - 1u)");
         let idx = format!("(o * prm(7u) + {kc} * prm(8u) + jj * prm(9u))");
-        let raw = if p.first && p.input != p.acc { format!("{a}(in_v[{idx}])") } else { format!("in_v[{idx}]") };
+        let raw = if half_input {
+            format!("ld_in({idx})")
+        } else if p.first && p.input != p.acc {
+            format!("{a}(in_v[{idx}])")
+        } else {
+            format!("in_v[{idx}]")
+        };
         let mut s = String::new();
         if p.clamps() {
             let _ = writeln!(s, "    let v{lane} = {raw};");

@@ -31,7 +31,9 @@ use super::wgsl_type;
 pub(crate) fn library(dtypes: &BTreeSet<DType>) -> String {
     // `pz` (always 0 at run time) is declared by `Builder`.
     let mut out = String::new();
-    if dtypes.contains(&DType::F32) || dtypes.contains(&DType::F64) {
+    // Halves are computed on in f32: they need its helpers too.
+    let half = dtypes.iter().any(|d| d.is_half());
+    if half || dtypes.contains(&DType::F32) || dtypes.contains(&DType::F64) {
         out.push_str(shaders::F32_BASE);
         out.push_str(&float_lib("f32"));
         out.push_str(shaders::MULHILO);
@@ -41,6 +43,9 @@ pub(crate) fn library(dtypes: &BTreeSet<DType>) -> String {
         out.push_str(shaders::F64_BASE);
         out.push_str(&float_lib("f64"));
         out.push_str(&f64_transcendental());
+    }
+    if half {
+        out.push_str(&super::half::library(dtypes.contains(&DType::F64)));
     }
     for d in [DType::I32, DType::U32] {
         if dtypes.contains(&d) {
@@ -86,6 +91,23 @@ fn cast_fn(from: DType, to: DType) -> String {
     let (f, t) = (wgsl_type(from), wgsl_type(to));
     let name = cast_name(from, to);
     let body = match (from, to) {
+        // To a half: one rounding of the exact value. f32 (and a half, as its f32) rounds
+        // directly; integers and f64 first go to an f32 rounded to odd, which a second
+        // rounding to 8 or 11 bits leaves correctly rounded.
+        (_, DType::F16 | DType::BF16) => {
+            let exact = match from {
+                DType::I32 => "i32_to_f32_odd(x)",
+                DType::U32 => "u32_to_f32_odd(x)",
+                DType::F64 => "f64_to_f32_odd(x)",
+                _ => "x",
+            };
+            format!("return {}({exact});", super::half::round_fn(to))
+        }
+        // From a half (an exact f32): as from that f32.
+        (DType::F16 | DType::BF16, DType::F32) => "return x;".to_string(),
+        (DType::F16 | DType::BF16, DType::I32 | DType::U32 | DType::F64) => {
+            return cast_fn(DType::F32, to).replacen(&cast_name(DType::F32, to), &name, 1)
+        }
         (DType::I32, DType::U32) | (DType::U32, DType::I32) => format!("return bitcast<{t}>(x);"),
         (_, DType::F32) | (_, DType::F64) => format!("return {t}(x);"),
         (DType::F32 | DType::F64, DType::I32) => format!(

@@ -25,6 +25,23 @@ pub(crate) const PHILOX: &str = include_str!("wgsl/philox.wgsl");
 /// The f64 unit conversion of two Philox words.
 pub(crate) const PHILOX_F64: &str = include_str!("wgsl/philox_f64.wgsl");
 
+/// Half precision as bits: f16/bf16 <-> f32 conversions, rounding, integer round-to-odd.
+pub(crate) const HALF: &str = include_str!("wgsl/half.wgsl");
+/// f64 -> f32 rounded to odd (so f64 -> half rounds once); needs `SHADER_F64`.
+pub(crate) const HALF_F64: &str = include_str!("wgsl/half_f64.wgsl");
+/// Half <-> f64 conversions on bits and words (no f64 arithmetic).
+pub(crate) const HALF_F64_WORDS: &str = include_str!("wgsl/half_f64_words.wgsl");
+/// Body of a half -> f64 cast on words; placeholder `FROM`.
+pub(crate) const HALF_TO_F64: &str = include_str!("wgsl/half_to_f64.wgsl");
+/// Body of an f64 -> half cast on words; placeholder `TO`.
+pub(crate) const F64_TO_HALF: &str = include_str!("wgsl/f64_to_half.wgsl");
+/// Body of the widening of a packed half array to a word per element; placeholder `KEY`.
+pub(crate) const HALF_WIDEN: &str = include_str!("wgsl/half_widen.wgsl");
+/// Body of the packing of a word per element back into a half array.
+pub(crate) const HALF_NARROW: &str = include_str!("wgsl/half_narrow.wgsl");
+/// The sort key of a half's bits.
+pub(crate) const HALF_SORT_KEY: &str = include_str!("wgsl/half_sort_key.wgsl");
+
 /// Index normalization (negative i32 indices from the end); placeholder `I`.
 pub(crate) const INDEX: &str = include_str!("wgsl/index.wgsl");
 /// Body of one input's copy into a concat.

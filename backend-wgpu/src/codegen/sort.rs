@@ -18,7 +18,8 @@ pub(crate) fn key_words(dtype: DType) -> usize {
 /// The key helpers (`sort_key`, `load_key`, `store_key`, `slot_before`) of `dtype`.
 pub(crate) fn key_code(dtype: DType) -> String {
     let key = match dtype {
-        DType::U32 => "return b;",
+        // Halves are argsorted by u32 keys built from their bits (ops/half.rs).
+        DType::U32 | DType::F16 | DType::BF16 => "return b;",
         DType::I32 => "return b ^ 0x80000000u;",
         DType::F32 => {
             "if ((b & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; }\n    \
@@ -26,17 +27,6 @@ pub(crate) fn key_code(dtype: DType) -> String {
              if ((b >> 31u) == 1u) { return ~b; }\n    return b | 0x80000000u;"
         }
         DType::F64 => return shaders::SORT_KEY2.to_string(),
-        // The halves' 16-bit keys, as f32's (not used yet: ops refuse halves, issue 15).
-        DType::F16 => {
-            "if ((b & 0x7fffu) > 0x7c00u) { return 0xffffffffu; }\n    \
-             if ((b & 0x7fffu) == 0u) { return 0x8000u; }\n    \
-             if ((b >> 15u) == 1u) { return ~b & 0xffffu; }\n    return b | 0x8000u;"
-        }
-        DType::BF16 => {
-            "if ((b & 0x7fffu) > 0x7f80u) { return 0xffffffffu; }\n    \
-             if ((b & 0x7fffu) == 0u) { return 0x8000u; }\n    \
-             if ((b >> 15u) == 1u) { return ~b & 0xffffu; }\n    return b | 0x8000u;"
-        }
     };
     instantiate(shaders::SORT_KEY1, &[("KEY", key)])
 }

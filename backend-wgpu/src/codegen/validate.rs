@@ -58,9 +58,15 @@ fn every_map_instruction_in_every_dtype() {
     }
 }
 
+/// The dtypes the 32-bit kernels are generated for: halves run through them widened
+/// (ops/half.rs), never as such.
+fn kernel_dtypes() -> impl Iterator<Item = DType> {
+    DType::ALL.into_iter().filter(|d| !d.is_half())
+}
+
 #[test]
 fn every_reduction_pass_fill_matmul_and_transpose() {
-    for d in DType::ALL {
+    for d in kernel_dtypes() {
         for kind in ReduceKind::ALL {
             let acc = if kind == ReduceKind::Mean { kind.output_dtype(d) } else { d };
             for (first, last) in [(true, true), (true, false), (false, false), (false, true)] {
@@ -116,11 +122,11 @@ fn every_movement_scan_and_sort_kernel() {
         for along in [false, true] {
             check(&format!("take {index} along={along}"), &super::movement::take(index, along));
         }
-        for d in DType::ALL {
+        for d in kernel_dtypes() {
             check(&format!("scatter_add {d} {index}"), &super::movement::scatter_add(d, index));
         }
     }
-    for d in DType::ALL {
+    for d in kernel_dtypes() {
         for product in [false, true] {
             for serial in [false, true] {
                 check(
@@ -139,5 +145,32 @@ fn every_movement_scan_and_sort_kernel() {
     for k in [RadixKernel::Hist, RadixKernel::Scatter, RadixKernel::ScanBlock, RadixKernel::ScanAdd].iter().chain(&init)
     {
         check(&format!("radix {k:?}"), &super::radix::kernel(*k));
+    }
+}
+
+#[test]
+fn every_half_kernel() {
+    check("half narrow", &super::half::narrow());
+    for d in [DType::F16, DType::BF16] {
+        for kind in ReduceKind::ALL {
+            for (first, last) in [(true, true), (true, false)] {
+                let pass = Pass { kind, input: d, acc: DType::F32, first, last, tj: 4 };
+                check(&format!("{pass:?}"), &super::reduce::kernel(&pass));
+            }
+        }
+    }
+    for d in [DType::F16, DType::BF16] {
+        for to_f64 in [false, true] {
+            check(&format!("{d} f64 cast to_f64={to_f64}"), &super::half::f64_cast(d, to_f64));
+        }
+    }
+    for d in [DType::F16, DType::BF16] {
+        for index in [DType::U32, DType::I32] {
+            check(&format!("scatter_add {d} {index}"), &super::movement::scatter_add(d, index));
+        }
+    }
+    check("half widen", &super::half::widen(None));
+    for d in [DType::F16, DType::BF16] {
+        check(&format!("half sort keys {d}"), &super::half::widen(Some(d)));
     }
 }

@@ -9,7 +9,7 @@ use polycompute_core::plan::MapLayout;
 use polycompute_core::{DType, DeviceBuffer, Error, Result, Shape};
 
 use crate::buffer::WgpuBuffer;
-use crate::codegen::map::kernel;
+use crate::codegen::map::{kernel, threads};
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;
@@ -52,7 +52,7 @@ pub(crate) fn run(
     let kernel = dev.kernel(KernelKey::Map(sig.clone()), || kernel(&sig, dev.id))?;
     let mut buffers: Vec<wgpu::Buffer> = inputs.iter().map(|b| b.raw().clone()).collect();
     buffers.push(out.raw().clone());
-    dev.launch(vec![Launch { kernel, buffers, params, groups: groups(n, WG) }])?;
+    dev.launch(vec![Launch { kernel, buffers, params, groups: groups(threads(n, program.output_dtype()), WG) }])?;
     Ok(out)
 }
 

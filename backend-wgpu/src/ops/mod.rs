@@ -1,6 +1,7 @@
 //! Host side of each op: plan sizes, pick the kernel variant, allocate and launch.
 
 mod fill;
+mod half;
 mod layout;
 mod map;
 mod matmul;
@@ -14,19 +15,13 @@ use polycompute_core::{Op, Result, ScanKind};
 use crate::buffer::WgpuBuffer;
 use crate::device::WgpuDevice;
 
-/// The capability an op on f16/bf16 needs and this backend does not have yet (issue 15).
-pub(crate) const HALF_KERNELS: &str = "f16/bf16 kernels, which the wgpu backend does not have yet";
-
 /// Runs a validated op (core's blanket `DeviceBackend` checked it and the inputs' dtypes,
 /// lengths and owner) on `inputs`. Every op has its arm, so a new op is a compile error
 /// here; what a device cannot do (f64 without `SHADER_F64`, integer matmul) is decided in
 /// the runners, as `Unsupported`.
 pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Result<WgpuBuffer> {
-    // Issue 15: no half kernels here yet; a typed Unsupported, never wrong values.
-    let dtypes: Vec<polycompute_core::DType> =
-        inputs.iter().map(|b| polycompute_core::DeviceBuffer::dtype(*b)).collect();
-    if let Some(half) = polycompute_core::halves::half_dtype_in(op, &dtypes) {
-        return Err(polycompute_core::Error::missing_capability(op.name(), half, Some(dev.id), HALF_KERNELS));
+    if let Some(result) = half::execute(dev, op, inputs) {
+        return result;
     }
     match op {
         Op::Map { program, input_shapes, shape } => map::run(dev, program, input_shapes, shape, inputs),

@@ -1,7 +1,7 @@
 //! Data movement on plain inputs: concat, constant pad, take, take_along_axis (32-bit
 //! words, every dtype on every device) and scatter_add (arithmetic in the dtype).
 
-use polycompute_core::{DeviceBuffer, Error, Result, Scalar, Shape};
+use polycompute_core::{DType, DeviceBuffer, Error, Result, Scalar, Shape};
 
 use crate::buffer::WgpuBuffer;
 use crate::codegen::movement::{self as gen, words};
@@ -61,6 +61,7 @@ fn scalar_words(value: Scalar) -> [u32; 2] {
         Scalar::F32(v) => [v.to_bits(), 0],
         Scalar::I32(v) => [v as u32, 0],
         Scalar::U32(v) => [v, 0],
+        // Halves reach the 32-bit kernels widened to a word per element (ops/half.rs).
         Scalar::F16(v) => [u32::from(v.to_bits()), 0],
         Scalar::BF16(v) => [u32::from(v.to_bits()), 0],
         Scalar::F64(v) => {
@@ -155,10 +156,22 @@ pub(crate) fn scatter_add(
     indices: &Shape,
     inputs: &[&WgpuBuffer],
 ) -> Result<WgpuBuffer> {
+    scatter_add_as(dev, axis, shape, indices, inputs, inputs[0].dtype())
+}
+
+/// [`scatter_add`] adding in `dtype`: the buffers' own, or a half whose values the (f32)
+/// buffers hold widened, each sum then rounded to it (ops/half.rs).
+pub(crate) fn scatter_add_as(
+    dev: &WgpuDevice,
+    axis: usize,
+    shape: &Shape,
+    indices: &Shape,
+    inputs: &[&WgpuBuffer],
+    dtype: DType,
+) -> Result<WgpuBuffer> {
     let (a, idx, vals) = (inputs[0], inputs[1], inputs[2]);
-    let dtype = a.dtype();
     dev.require(dtype, "scatter_add")?;
-    let out = dev.alloc(dtype, a.len())?;
+    let out = dev.alloc(a.dtype(), a.len())?;
     dev.copy(a.raw(), out.raw(), a.bytes())?;
     let (outer, n_axis, inner) = split(shape, axis);
     let m = indices.numel();

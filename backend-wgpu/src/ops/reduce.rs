@@ -10,7 +10,8 @@ use crate::pipeline_cache::KernelKey;
 /// Rows at most this long (of a contiguous last axis) are reduced 16 to a workgroup.
 const SHORT_ROW: usize = 32;
 
-/// Reduces `input` (of `shape`) over all elements or one axis.
+/// Reduces `input` (of `shape`) over all elements or one axis. A half input gives its f32
+/// result (argmin/argmax: u32), for the caller to round once.
 pub(crate) fn run(
     dev: &WgpuDevice,
     kind: ReduceKind,
@@ -19,9 +20,15 @@ pub(crate) fn run(
     input: &WgpuBuffer,
 ) -> Result<WgpuBuffer> {
     let dtype = input.dtype();
-    let out_dtype = kind.output_dtype(dtype);
-    // Integers are averaged in f64 (summed exactly, as the CPU does).
-    let acc = if kind == ReduceKind::Mean { out_dtype } else { dtype };
+    let is_arg = matches!(kind, ReduceKind::ArgMin | ReduceKind::ArgMax);
+    // Integers are averaged in f64 (summed exactly, as the CPU does). Halves are read as they
+    // are and reduced in f32, which is also the output here: ops/half.rs rounds it once.
+    let (out_dtype, acc) = if dtype.is_half() {
+        (if is_arg { DType::U32 } else { DType::F32 }, DType::F32)
+    } else {
+        let out_dtype = kind.output_dtype(dtype);
+        (out_dtype, if kind == ReduceKind::Mean { out_dtype } else { dtype })
+    };
     dev.require(dtype, kind.name())?;
     dev.require(acc, kind.name())?;
     let dims = shape.dims();
@@ -43,7 +50,6 @@ pub(crate) fn run(
         };
         return super::fill::run(dev, Fill::Constant(value), out_dtype, out_len);
     }
-    let is_arg = matches!(kind, ReduceKind::ArgMin | ReduceKind::ArgMax);
     // Element strides of the first pass's [outer, r, inner] view. Short contiguous rows are
     // read as one [1, r, outer] problem instead, so one workgroup serves 16 rows.
     let (outer, inner, first_strides) = if inner == 1 && r <= SHORT_ROW && outer > 1 {

@@ -9,7 +9,7 @@ use polycompute_core::plan::{Access, MapSignature};
 use polycompute_core::{DType, DeviceBuffer, Error, Layout, Result, Shape};
 
 use crate::buffer::WgpuBuffer;
-use crate::codegen::map::kernel_over_views;
+use crate::codegen::map::{kernel_over_views, threads};
 use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
 use crate::ops::groups;
@@ -111,7 +111,7 @@ fn launch(
     let kernel = dev.kernel(KernelKey::MapViews(sig.clone()), || kernel_over_views(&sig, dev.id))?;
     let mut buffers: Vec<wgpu::Buffer> = inputs.iter().map(|b| b.raw().clone()).collect();
     buffers.push(out.raw().clone());
-    dev.launch(vec![Launch { kernel, buffers, params, groups: groups(n, WG) }])?;
+    dev.launch(vec![Launch { kernel, buffers, params, groups: groups(threads(n, program.output_dtype()), WG) }])?;
     Ok(())
 }
 

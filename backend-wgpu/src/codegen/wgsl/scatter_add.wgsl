@@ -1,6 +1,7 @@
 // numpy's add.at along an axis on a copy of the input (already in dst): one thread per
 // (outer, inner) column adds that column's values in index order, so repeated indices
-// accumulate without atomics and in the CPU's order.
+// accumulate without atomics and in the CPU's order. ROUND rounds each sum to a half
+// (the buffers then hold halves widened to f32), or is empty.
 // prm: 0 columns, 1 inner, 2 m (values along the axis), 3 n (the output's axis length).
     let cols = prm(0u);
     if (cols == 0u || g > (cols - 1u) / 256u) { return; }
@@ -13,5 +14,5 @@
     let o = c / inner;
     for (var j = 0u; j < m; j = j + 1u) {
         let at = (o * n + norm_index(idx[j], n)) * inner + i;
-        dst[at] = dst[at] + vals[(o * m + j) * inner + i];
+        dst[at] = {ROUND}(dst[at] + vals[(o * m + j) * inner + i]);
     }
