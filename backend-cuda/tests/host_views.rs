@@ -127,10 +127,11 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize) {
             let g = movement::pad_geometry(shape, widths);
             let ns = h.kernel(&movement::pad_kernel(c.out.size_bytes(), g.len() / 3));
             let bits = movement::value_bytes(*value);
-            let v = if bits.len() == 8 {
-                format!("{}ull", u64::from_le_bytes(bits.try_into().unwrap()))
-            } else {
-                format!("{}u", u32::from_le_bytes(bits.try_into().unwrap()))
+            let v = match bits.len() {
+                8 => format!("{}ull", u64::from_le_bytes(bits.try_into().unwrap())),
+                // A half's bits (the kernel's value parameter is a u16).
+                2 => format!("(unsigned short){}u", u16::from_le_bytes(bits.try_into().unwrap())),
+                _ => format!("{}u", u32::from_le_bytes(bits.try_into().unwrap())),
             };
             let _ = writeln!(m, "    static const unsigned w[] = {{{}}};", words(&g));
             let _ = writeln!(m, "    {ns}::pc_pad(P{{out}}, P{{in0}}, {out_len}u, G{{w}}, {v});");
