@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use polycompute_core::{bf16, f16, philox, DType, ReduceKind, Shape};
+use polycompute_core::{bf16, f16, halves, philox, DType, ReduceKind, Shape};
 use polycompute_cuda::codegen::{layout, matmul, matmul_half, reduce, Kernel};
 
 #[macro_use]
@@ -372,6 +372,9 @@ fn block_reductions_combine_every_lane() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A half type's conversions: an f64 rounded to its bits, its bits widened.
+type HalfBits = (fn(f64) -> u16, fn(u16) -> f64);
+
 #[test]
 fn half_matmul_kernel_rounds_an_f32_accumulation_once() {
     let Some(cxx) = compiler() else {
@@ -384,9 +387,9 @@ fn half_matmul_kernel_rounds_an_f32_accumulation_once() {
     let mut cases = Vec::new();
     for dt in [DType::F16, DType::BF16] {
         let t = host_type(dt);
-        let (to_bits, from_bits): (fn(f64) -> u16, fn(u16) -> f64) = match dt {
-            DType::F16 => (|x| f16::from_f64(x).to_bits(), |b| f16::from_bits(b).to_f64()),
-            _ => (|x| bf16::from_f64(x).to_bits(), |b| bf16::from_bits(b).to_f64()),
+        let (to_bits, from_bits): HalfBits = match dt {
+            DType::F16 => (|x| halves::f16_from_f64(x).to_bits(), |b| f16::from_bits(b).to_f64()),
+            _ => (|x| halves::bf16_from_f64(x).to_bits(), |b| bf16::from_bits(b).to_f64()),
         };
         for (ci, &(batch, m, k, n)) in shapes.iter().enumerate() {
             let a: Vec<u16> = (0..batch * m * k).map(|i| to_bits(philox::normal_f64(3, i as u64))).collect();
