@@ -1,7 +1,9 @@
 //! Checks on a real CUDA device (skipped, and saying so, where there is none, unless
 //! `POLYCOMPUTE_REQUIRE` lists `cuda`): the own matmul kernel and cuBLAS agree with each other
 //! and with an f64 host product; the semantics corner cases of map; reductions that take the
-//! segmented two-pass paths; random fills bit-equal to `polycompute_core::philox`; transposes.
+//! segmented two-pass paths; random fills bit-equal to `polycompute_core::philox`; transposes;
+//! the half dtypes (fills, a fused map, casts, reductions, sort, own and cuBLAS matmul) against
+//! the CPU backend.
 //! The cross-backend conformance suite (tests/conformance.rs of the facade) covers the rest.
 
 use polycompute_core::{philox, testing, BackendKind, DType, Device, DeviceArray, Element, Expr};
