@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 use crate::memory::Pool;
 use crate::num::Num;
+use crate::num_half::{narrow, widen, HalfNum};
 use crate::storage::Output;
 
 /// Below this many multiply-adds per matrix, a batch is spread over threads one matrix
@@ -64,11 +65,21 @@ pub(crate) fn matmul(
     match (lhs, rhs) {
         (HostSlice::F32(a), HostSlice::F32(b)) => Output::write(pool, batch * m * n, |c| batched(a, b, c, dims)),
         (HostSlice::F64(a), HostSlice::F64(b)) => Output::write(pool, batch * m * n, |c| batched(a, b, c, dims)),
+        (HostSlice::F16(a), HostSlice::F16(b)) => half_matmul(a, b, dims, pool),
+        (HostSlice::BF16(a), HostSlice::BF16(b)) => half_matmul(a, b, dims, pool),
         (a, b) if a.dtype() != b.dtype() => {
             Err(Error::DTypeMismatch { context: "matmul rhs".into(), expected: a.dtype(), found: b.dtype() })
         }
         (a, _) => Err(Error::Unsupported { op: "matmul".into(), dtype: a.dtype(), device: Some(device) }),
     }
+}
+
+/// Halves (issue 15): both operands widened to f32 (exact), the f32 product (f32
+/// accumulation), each output rounded once. The widening is O(n²) beside the O(n³) product.
+fn half_matmul<H: HalfNum>(a: &[H], b: &[H], d: Dims, pool: &Arc<Pool>) -> Result<Output> {
+    let mut c = vec![0.0f32; d.batch * d.m * d.n];
+    batched(&widen(a), &widen(b), &mut c, d);
+    Output::write(pool, c.len(), |out: &mut [H]| narrow(&c, out))
 }
 
 #[derive(Copy, Clone)]

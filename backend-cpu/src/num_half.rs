@@ -3,10 +3,68 @@
 //! result once to nearest even. Comparisons, `min`/`max`, `neg`/`abs` and the roundings give
 //! values the half type holds, so their rounding is exact.
 
+use half::slice::HalfFloatSliceExt;
 use polycompute_core::halves::{bf16_from_f64, f16_from_f64};
 use polycompute_core::{bf16, f16, HostSlice, HostVec};
+use rayon::prelude::*;
 
 use crate::num::{CastTo, Float, Num};
+use crate::par::{PAR_MIN, TASK};
+
+/// A half type, with block conversions to and from f32 (vectorised by the `half` crate where
+/// the CPU has F16C) for the kernels that widen a whole operand, compute in f32 and round
+/// each result once: reductions, scans and matmul.
+pub(crate) trait HalfNum: Num + Float + CastTo<f32> {
+    /// `dst[i] = src[i]` widened (exact).
+    fn widen_into(src: &[Self], dst: &mut [f32]);
+    /// `dst[i] = src[i]` rounded to nearest even.
+    fn narrow_into(src: &[f32], dst: &mut [Self]);
+}
+
+impl HalfNum for f16 {
+    fn widen_into(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst);
+    }
+    fn narrow_into(src: &[f32], dst: &mut [Self]) {
+        dst.convert_from_f32_slice(src);
+    }
+}
+
+impl HalfNum for bf16 {
+    fn widen_into(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst);
+    }
+    fn narrow_into(src: &[f32], dst: &mut [Self]) {
+        dst.convert_from_f32_slice(src);
+    }
+}
+
+/// `src` widened to f32, in parallel tasks when it is long.
+pub(crate) fn widen<H: HalfNum>(src: &[H]) -> Vec<f32> {
+    let mut out = vec![0.0f32; src.len()];
+    if src.len() >= PAR_MIN {
+        out.par_chunks_mut(TASK).zip(src.par_chunks(TASK)).for_each(|(o, s)| H::widen_into(s, o));
+    } else {
+        H::widen_into(src, &mut out);
+    }
+    out
+}
+
+/// `src` rounded into `dst` (of the same length), in parallel tasks when it is long.
+pub(crate) fn narrow<H: HalfNum>(src: &[f32], dst: &mut [H]) {
+    if src.len() >= PAR_MIN {
+        dst.par_chunks_mut(TASK).zip(src.par_chunks(TASK)).for_each(|(d, s)| H::narrow_into(s, d));
+    } else {
+        H::narrow_into(src, dst);
+    }
+}
+
+/// `src` rounded to a new vector of `H`.
+pub(crate) fn narrow_vec<H: HalfNum>(src: &[f32]) -> Vec<H> {
+    let mut out = vec![H::ZERO; src.len()];
+    narrow(src, &mut out);
+    out
+}
 
 macro_rules! half_num {
     ($t:ident, $variant:ident, $from_f64:ident) => {

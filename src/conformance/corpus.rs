@@ -9,8 +9,11 @@ use polycompute_core::{
 
 use super::inputs::{specials_len, Gen};
 
-/// The dtypes the corpus covers. The halves (issue 15) join with their golden snapshots.
-pub(crate) const DTYPES: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
+/// The dtypes the corpus covers: all of them, the halves (issue 15) included.
+pub(crate) const DTYPES: [DType; 6] = DType::ALL;
+
+/// The float dtypes, for the float-only cases (matmul, normal fill, fused maps).
+const FLOATS: [DType; 4] = [DType::F32, DType::F64, DType::F16, DType::BF16];
 use super::reference::Input;
 use super::tolerance::{self, Tolerance};
 
@@ -287,6 +290,8 @@ fn unary_domain(op: UnaryOp, dtype: DType) -> Gen {
     match op {
         _ if dtype.is_int() => Gen::Wide { max_exp: 0 },
         Sqrt => uniform(0.0, 1000.0),
+        // f16 ends at 2^16: wider inputs would be infinities.
+        Recip if dtype == DType::F16 => Gen::Wide { max_exp: 14 },
         Recip => Gen::Wide { max_exp: 30 },
         Exp => uniform(-10.0, 10.0),
         Ln => uniform(0.0, 64.0),
@@ -339,6 +344,8 @@ fn binary_domain(op: BinaryOp, dtype: DType) -> (Gen, Gen) {
         // Comparisons need ties: small integers in every dtype.
         Eq | Ne | Lt | Le | Gt | Ge => (small_ints(-3, 3), small_ints(-3, 3)),
         _ if dtype.is_int() => (raw.clone(), raw),
+        // f16's finite range ends below 2^16: products of 2^±7 stay inside it.
+        _ if dtype == DType::F16 => (Gen::Wide { max_exp: 7 }, Gen::Wide { max_exp: 7 }),
         _ => (Gen::Wide { max_exp: 20 }, Gen::Wide { max_exp: 20 }),
     }
 }
@@ -432,7 +439,7 @@ fn map_shape_cases(c: &mut Corpus) {
         let ins = vec![input(&[257], dtype, Gen::Wide { max_exp: 0 })];
         c.add(format!("mixed_{dtype}_to_f64_257"), "mixed_to_f64", dtype, CaseOp::Map(e), ins, Tolerance::Exact);
     }
-    for dtype in [DType::F32, DType::F64] {
+    for dtype in FLOATS {
         // x * 2 is exact, so only sin's error and the final rounding remain.
         let e = Expr::arg(0) * 2.0 + Expr::arg(1).sin();
         let tol = match tolerance::unary(UnaryOp::Sin, dtype) {
@@ -514,7 +521,7 @@ fn matmul_cases(c: &mut Corpus) {
         (0, 0, 3, 2),
         (3, 33, 17, 9),
     ];
-    for dtype in [DType::F32, DType::F64] {
+    for dtype in FLOATS {
         for (b, m, k, n) in shapes {
             let (l, r, name) = if b == 0 {
                 (vec![m, k], vec![k, n], format!("matmul_{dtype}_{m}x{k}x{n}"))
@@ -566,7 +573,14 @@ fn cast_cases(c: &mut Corpus) {
 }
 
 fn fill_cases(c: &mut Corpus) {
-    let constants = [Scalar::F32(-0.0), Scalar::F64(1.0 / 3.0), Scalar::I32(i32::MIN), Scalar::U32(u32::MAX)];
+    let constants = [
+        Scalar::F32(-0.0),
+        Scalar::F64(1.0 / 3.0),
+        Scalar::I32(i32::MIN),
+        Scalar::U32(u32::MAX),
+        Scalar::F16(polycompute_core::f16::MAX),
+        Scalar::BF16(polycompute_core::bf16::from_bits(1)),
+    ];
     for value in constants {
         let dtype = value.dtype();
         for len in [0, 257] {
@@ -590,7 +604,7 @@ fn fill_cases(c: &mut Corpus) {
     }
     let fill = CaseOp::Fill { fill: Fill::Uniform { seed: 42 }, dtype: DType::U32, len: PAST_DISPATCH };
     c.add(format!("fill_uniform_u32_{PAST_DISPATCH}"), "fill_uniform", DType::U32, fill, vec![], Tolerance::Exact);
-    for dtype in [DType::F32, DType::F64] {
+    for dtype in FLOATS {
         for (len, seed) in [(7, 1), (257, u64::MAX)] {
             let fill = CaseOp::Fill { fill: Fill::Normal { seed }, dtype, len };
             c.add(
@@ -640,7 +654,9 @@ mod tests {
             }
             assert!(has("fill_uniform", d) && has("select", d) && has("index", d));
         }
-        assert!(has("matmul", DType::F32) && has("matmul", DType::F64) && has("fill_normal", DType::F64));
+        for d in FLOATS {
+            assert!(has("matmul", d) && has("fill_normal", d) && has("fused", d), "{d}");
+        }
         assert!(all.iter().any(|c| c.name == "matmul_f32_513x257x129"));
     }
 }

@@ -141,7 +141,7 @@ pub fn scatter_add(a: &Input, idx: &Input, values: &Input, axis: usize) -> Resul
         if dtype.is_float() {
             let (sum, abs) = accurate_sum(t.iter().map(|s| s.to_f64()));
             out.push(scalar::float(dtype, sum));
-            bounds.push(ErrorBound { limit: tolerance::scan_bound(t.len(), abs, dtype), magnitude: abs });
+            bounds.push(ErrorBound { limit: tolerance::scatter_bound(t.len(), abs, dtype), magnitude: abs });
         } else {
             out.push(t[1..].iter().fold(t[0], |acc, &x| scalar::binary(BinaryOp::Add, acc, x)));
         }

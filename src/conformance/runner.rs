@@ -99,12 +99,19 @@ fn element(got: &HostVec, want: &HostVec, i: usize, tol: Tolerance, bound: Optio
     }
     let identical = g.to_bits() == w.to_bits();
     let dtype = want.dtype();
+    // ULPs of the output dtype (a half's are the half's, not those of the f32 it computes in).
+    let (gh, wh) = (polycompute_core::f16::from_f64(gf), polycompute_core::f16::from_f64(wf));
+    let (gb, wb) = (polycompute_core::bf16::from_f64(gf), polycompute_core::bf16::from_f64(wf));
     let mut ulp = match dtype {
         DType::F32 => ulps::distance(gf as f32, wf as f32),
+        DType::F16 => ulps::distance(gh, wh),
+        DType::BF16 => ulps::distance(gb, wb),
         _ => ulps::distance(gf, wf),
     };
     let ok = match (tol.ulps(), bound) {
         (Some(within), _) if dtype == DType::F32 => within.check(gf as f32, wf as f32).is_ok(),
+        (Some(within), _) if dtype == DType::F16 => within.check(gh, wh).is_ok(),
+        (Some(within), _) if dtype == DType::BF16 => within.check(gb, wb).is_ok(),
         (Some(within), _) => within.check(gf, wf).is_ok(),
         _ if gf.is_infinite() || wf.is_infinite() => gf == wf,
         (None, Some(b)) => {

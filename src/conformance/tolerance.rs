@@ -63,12 +63,21 @@ fn pow2(e: i32) -> f64 {
 }
 
 /// Tolerance of a unary op on `dtype`.
+///
+/// The halves compute in f32 and round once: an f32 result within a few f32 ULPs of the true
+/// value rounds to the reference's half or to its neighbour (when the true value is near a
+/// tie), so 1 ULP of the half covers every f32 error bound below, plus the f32 rule's
+/// absolute error where the WGSL rules state one.
 pub fn unary(op: UnaryOp, dtype: DType) -> Tolerance {
     use UnaryOp::*;
     let f32 = dtype == DType::F32;
     match op {
         Neg | Abs | Floor | Ceil | Round => Tolerance::Exact,
         _ if dtype.is_int() => Tolerance::Exact,
+        _ if dtype.is_half() => match unary(op, DType::F32) {
+            Tolerance::Ulp { abs, .. } => Tolerance::Ulp { ulp: 1, abs },
+            _ => ulp(1),
+        },
         // WGSL: sqrt is inherited from 1/inverseSqrt (2 ULP) and division (2.5 ULP).
         Sqrt if f32 => ulp(5),
         // WGSL: 1/x is 2.5 ULP.
@@ -96,6 +105,9 @@ pub fn unary(op: UnaryOp, dtype: DType) -> Tolerance {
 pub fn binary(op: BinaryOp, dtype: DType) -> Tolerance {
     match op {
         _ if dtype.is_int() => Tolerance::Exact,
+        // Halves: f32's 2.5 (division) and 32 (pow) ULPs are far below half a half-ULP, so a
+        // device rounds to the reference's half or its neighbour.
+        BinaryOp::Div | BinaryOp::Pow if dtype.is_half() => ulp(1),
         // WGSL: x / y is 2.5 ULP.
         BinaryOp::Div if dtype == DType::F32 => ulp(3),
         // WGSL: pow is inherited from exp2(y * log2(x)); with |y log2 x| <= 8 in the corpus.
@@ -126,6 +138,9 @@ pub fn matmul() -> Tolerance {
 pub fn normal_fill(dtype: DType) -> Tolerance {
     match dtype {
         DType::F32 => Tolerance::Ulp { ulp: 64, abs: pow2(-7) },
+        // The f32 stream rounded once: its error is below 2^-7, so the half is the
+        // reference's or its neighbour, or within f32's absolute error.
+        DType::F16 | DType::BF16 => Tolerance::Ulp { ulp: 1, abs: pow2(-7) },
         _ => Tolerance::Ulp { ulp: 64, abs: pow2(-40) },
     }
 }
@@ -146,7 +161,20 @@ pub fn eps(dtype: DType) -> f64 {
     match dtype {
         DType::F32 => f32::EPSILON as f64,
         DType::F64 => f64::EPSILON,
+        DType::F16 => polycompute_core::f16::EPSILON.to_f64(),
+        DType::BF16 => polycompute_core::bf16::EPSILON.to_f64(),
         _ => 0.0,
+    }
+}
+
+/// The epsilon of the arithmetic a dtype accumulates in: f32's for the halves (sums,
+/// products, dot products and scans accumulate in f32 and round once), the dtype's own
+/// otherwise. The final rounding to the half is the bound's extra ULP.
+pub fn acc_eps(dtype: DType) -> f64 {
+    if dtype.is_half() {
+        eps(DType::F32)
+    } else {
+        eps(dtype)
     }
 }
 
@@ -155,26 +183,32 @@ pub fn eps(dtype: DType) -> f64 {
 /// contract (twice the textbook `ceil(log2 n) * u`).
 pub fn sum_bound(n: usize, abs_sum: f64, dtype: DType) -> f64 {
     let depth = (n.max(2) as f64).log2().ceil();
-    depth * eps(dtype) * abs_sum
+    depth * acc_eps(dtype) * abs_sum
 }
 
 /// Error bound of a float sum of `n` terms added in any order, sequentially included
-/// (cumsum, scatter_add): `n * eps * abs_sum` (Higham, eq. 4.4, with margin).
+/// (cumsum): `n * eps * abs_sum` (Higham, eq. 4.4, with margin); `eps` of the accumulation.
 pub fn scan_bound(n: usize, abs_sum: f64, dtype: DType) -> f64 {
+    n.max(1) as f64 * acc_eps(dtype) * abs_sum
+}
+
+/// Error bound of scatter_add's sum of `n` terms, each add rounded to the dtype itself (for
+/// the halves too, as numpy's `add.at` on float16): `n * eps * abs_sum`.
+pub fn scatter_bound(n: usize, abs_sum: f64, dtype: DType) -> f64 {
     n.max(1) as f64 * eps(dtype) * abs_sum
 }
 
 /// Error bound of a float product of `n` factors with value `value`: each of the `n - 1`
 /// multiplications rounds once, whatever the order, so `n * eps * |value|` covers it.
 pub fn prod_bound(n: usize, value: f64, dtype: DType) -> f64 {
-    n as f64 * eps(dtype) * value.abs()
+    n as f64 * acc_eps(dtype) * value.abs()
 }
 
 /// Error bound of a dot product of length `k` whose term magnitudes add up to `abs_sum`:
 /// `k * eps * abs_sum` holds for any summation order, blocking, or fused multiply-add
 /// (Higham, Accuracy and Stability of Numerical Algorithms, eq. 3.5, with margin).
 pub fn matmul_bound(k: usize, abs_sum: f64, dtype: DType) -> f64 {
-    k.max(1) as f64 * eps(dtype) * abs_sum
+    k.max(1) as f64 * acc_eps(dtype) * abs_sum
 }
 
 /// The size of one ULP at `x` (the gap to the next float away from zero).
@@ -187,7 +221,7 @@ pub type Row = (String, DType, Tolerance);
 /// everything not listed is exact.
 pub fn table() -> Vec<Row> {
     let mut rows = Vec::new();
-    for dtype in [DType::F32, DType::F64] {
+    for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
         for op in UnaryOp::ALL {
             rows.push((op.name().to_string(), dtype, unary(op, dtype)));
         }
@@ -208,14 +242,22 @@ pub fn table() -> Vec<Row> {
 }
 
 /// The error bound of an op with [`Tolerance::Bound`], as the docs write it (`eps` is the
-/// dtype's machine epsilon, `ulp` one unit in the last place of the reference).
-pub fn bound_formula(op: &str) -> &'static str {
+/// dtype's machine epsilon, `eps32` f32's — the halves accumulate in f32 — and `ulp` one
+/// unit in the last place of the reference, in its own dtype).
+pub fn bound_formula(op: &str, dtype: DType) -> &'static str {
+    let half = dtype.is_half();
     match op {
+        "sum" if half => "ceil(log2 n) * eps32 * sum(abs(x)) + 1 ulp",
         "sum" => "ceil(log2 n) * eps * sum(abs(x)) + 1 ulp",
+        "mean" if half => "ceil(log2 n) * eps32 * sum(abs(x)) / n + 1 ulp",
         "mean" => "ceil(log2 n) * eps * sum(abs(x)) / n + 1 ulp",
+        "prod" if half => "n * eps32 * abs(prod) + 1 ulp",
         "prod" => "n * eps * abs(prod) + 1 ulp",
+        "matmul" if half => "k * eps32 * sum(abs(a * b)) + 1 ulp",
         "matmul" => "k * eps * sum(abs(a * b)) + 1 ulp",
+        "cumsum" if half => "m * eps32 * sum(abs(x)) + 1 ulp",
         "cumsum" | "scatter_add" => "m * eps * sum(abs(x)) + 1 ulp",
+        "cumprod" if half => "m * eps32 * abs(prod) + 1 ulp",
         "cumprod" => "m * eps * abs(prod) + 1 ulp",
         _ => "bound",
     }
@@ -223,7 +265,7 @@ pub fn bound_formula(op: &str) -> &'static str {
 
 /// The table as the markdown `docs/conformance.md` carries.
 pub fn markdown_table() -> String {
-    let mut out = String::from("| op | f32 | f64 |\n| --- | --- | --- |\n");
+    let mut out = String::from("| op | f32 | f64 | f16 | bf16 |\n| --- | --- | --- | --- | --- |\n");
     let rows = table();
     let mut ops: Vec<&str> = Vec::new();
     for (op, _, _) in &rows {
@@ -234,10 +276,16 @@ pub fn markdown_table() -> String {
     for op in ops {
         let cell = |d: DType| match rows.iter().find(|r| r.0 == op && r.1 == d) {
             None => "exact".to_string(),
-            Some((_, _, Tolerance::Bound)) => bound_formula(op).to_string(),
+            Some((_, _, Tolerance::Bound)) => bound_formula(op, d).to_string(),
             Some((_, _, t)) => t.describe(),
         };
-        out.push_str(&format!("| {op} | {} | {} |\n", cell(DType::F32), cell(DType::F64)));
+        out.push_str(&format!(
+            "| {op} | {} | {} | {} | {} |\n",
+            cell(DType::F32),
+            cell(DType::F64),
+            cell(DType::F16),
+            cell(DType::BF16)
+        ));
     }
     out
 }

@@ -10,7 +10,8 @@ mod fold;
 use polycompute_core::{HostSlice, HostVec, ReduceKind, Shape};
 use rayon::prelude::*;
 
-use crate::num::{CastTo, Float, Num};
+use crate::num::{Float, Num};
+use crate::num_half::{narrow_vec, widen, HalfNum};
 use crate::par::PAR_MIN;
 use crate::storage::host_vec;
 use arg::{Largest, Pick, Smallest};
@@ -56,15 +57,11 @@ pub(crate) fn reduce(kind: ReduceKind, axis: Option<usize>, shape: &Shape, data:
 
 /// A half reduction: sum, mean and prod accumulate in f32 (the values widened, exactly) and
 /// round once at the end; min, max, argmin and argmax compare the halves exactly.
-fn half<H: Num + CastTo<f32>>(kind: ReduceKind, x: &[H], g: Geometry) -> HostVec
-where
-    f32: CastTo<H>,
-{
+fn half<H: HalfNum>(kind: ReduceKind, x: &[H], g: Geometry) -> HostVec {
     match kind {
         ReduceKind::Sum | ReduceKind::Mean | ReduceKind::Prod => {
-            let wide: Vec<f32> = x.iter().map(|&v| v.cast()).collect();
-            match float(kind, &wide, g) {
-                HostVec::F32(r) => host_vec(r.into_iter().map(|v| v.cast()).collect::<Vec<H>>()),
+            match float(kind, &widen(x), g) {
+                HostVec::F32(r) => host_vec(narrow_vec::<H>(&r)),
                 // `float` of f32 answers in f32 for these kinds.
                 other => other,
             }

@@ -9,10 +9,11 @@ mod scan;
 mod sort;
 pub(crate) mod strided;
 
-use polycompute_core::{Error, HostSlice, HostVec, Op, Result, Shape};
+use polycompute_core::{DType, Error, HostSlice, HostVec, Op, Result, Shape};
 
 use crate::device::CpuDevice;
 use crate::num::{with_dtype, Num};
+use crate::num_half::{narrow_vec, widen, HalfNum};
 use crate::storage::host_vec;
 
 /// A row-major array seen as `[outer, n, inner]` around one axis of length `n`.
@@ -56,6 +57,13 @@ pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result
         Op::ScatterAdd { axis, shape, indices } => with_dtype!(dtype, T => host_vec(index::scatter_add::<T>(
             typed(data[0]), data[1], typed(data[2]), shape, indices, *axis
         ))),
+        // Halves: an f32 running value, each output rounded once from it.
+        Op::Scan { kind, axis, shape } if dtype == DType::F16 => {
+            host_vec(half_scan::<polycompute_core::f16>(typed(data[0]), *kind, Axis::new(shape, *axis)))
+        }
+        Op::Scan { kind, axis, shape } if dtype == DType::BF16 => {
+            host_vec(half_scan::<polycompute_core::bf16>(typed(data[0]), *kind, Axis::new(shape, *axis)))
+        }
         Op::Scan { kind, axis, shape } => {
             with_dtype!(dtype, T => host_vec(scan::scan::<T>(typed(data[0]), *kind, Axis::new(shape, *axis))))
         }
@@ -72,6 +80,11 @@ pub(crate) fn run(device: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Result
             return Err(Error::Unsupported { op: op.name().to_string(), dtype, device: Some(device_id(device)) });
         }
     })
+}
+
+/// A half scan: accumulated in f32 over the widened values, each output rounded once.
+fn half_scan<H: HalfNum>(x: &[H], kind: polycompute_core::ScanKind, a: Axis) -> Vec<H> {
+    narrow_vec(&scan::scan::<f32>(&widen(x), kind, a))
 }
 
 fn device_id(device: &CpuDevice) -> polycompute_core::DeviceId {

@@ -317,4 +317,25 @@ mod tests {
         assert_eq!(unary(UnaryOp::Round, Scalar::F32(2.5)), Some(Scalar::F32(2.0)));
         assert!(truthy(Scalar::F32(f32::NAN)) && !truthy(Scalar::F32(-0.0)));
     }
+
+    #[test]
+    fn halves_compute_in_f32_and_round_once() {
+        let h = |v: f32| Scalar::F16(f16::from_f32(v));
+        let b = |v: f32| Scalar::BF16(bf16::from_f32(v));
+        // Ties to even, overflow to Inf, the smallest subnormal halved (a tie with zero).
+        assert_eq!(binary(BinaryOp::Add, h(2048.0), h(1.0)), Some(h(2048.0)));
+        assert_eq!(binary(BinaryOp::Add, h(2048.0), h(3.0)), Some(h(2052.0)));
+        assert_eq!(binary(BinaryOp::Add, h(65504.0), h(16.0)), Some(Scalar::F16(f16::INFINITY)));
+        assert_eq!(binary(BinaryOp::Mul, Scalar::F16(f16::from_bits(1)), h(0.5)), Some(h(0.0)));
+        assert_eq!(binary(BinaryOp::Add, b(256.0), b(1.0)), Some(b(256.0)));
+        assert_eq!(binary(BinaryOp::Lt, b(1.0), b(2.0)), Some(b(1.0)));
+        assert_eq!(unary(UnaryOp::Sqrt, h(2.0)), Some(Scalar::F16(f16::from_f32(2f32.sqrt()))));
+        // Casts: one rounding from f64 (1 + 2^-11 + 2^-40 is above the tie), saturation, NaN.
+        let above = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(cast(Scalar::F64(above), DType::F16), Scalar::F16(f16::from_bits(0x3c01)));
+        assert_eq!(cast(h(-7.5), DType::I32), Scalar::I32(-7));
+        assert_eq!(cast(Scalar::F16(f16::NAN), DType::U32), Scalar::U32(0));
+        assert_eq!(cast(Scalar::F16(f16::MAX), DType::BF16), b(65536.0));
+        assert!(truthy(Scalar::BF16(bf16::NAN)) && !truthy(Scalar::F16(f16::NEG_ZERO)));
+    }
 }

@@ -40,6 +40,21 @@
 //!   range, NaN gives 0 (Rust's `as`); between `i32` and `u32` it reinterprets the bits;
 //!   to a float it rounds to nearest even.
 //! * [`Expr::index`] is the flat row-major index of the output element, as `u32`.
+//! * **Half dtypes** (`f16`, `bf16`): every instruction computes in f32 from its operands
+//!   (widened exactly) and rounds its result once to the half, to nearest even — numpy's
+//!   float16 rule, op by op, so `a * x + y` rounds the product and then the sum. Overflow
+//!   gives ±Inf; subnormals, NaN and -0.0 are IEEE's. A float literal meeting a half operand
+//!   is rounded once from its f64 value. A cast to a half rounds once from the exact value
+//!   (f64, i32 and u32 directly, not through f32); a half to an integer follows the rule
+//!   above. Mixing a half and f32 without a cast is a dtype mismatch, as for any two dtypes.
+//!
+//! ```
+//! use polycompute_core::{f16, DType, Expr, Program, Scalar};
+//! // 2049 is a tie in f16: it rounds to the even 2048.
+//! let p = Program::compile(&(Expr::scalar(Scalar::F16(f16::from_f32(2048.0))) + 1), &[]).unwrap();
+//! assert_eq!(p.insts[p.output()].op, polycompute_core::expr::InstOp::Lit(Scalar::F16(f16::from_f32(2048.0))));
+//! assert_eq!(p.output_dtype(), DType::F16);
+//! ```
 //!
 //! # Literal typing
 //!
