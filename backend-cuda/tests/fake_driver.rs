@@ -6,7 +6,8 @@
 //! first uses of a kernel keep one loaded module (none that was launched is unloaded); a cuBLAS
 //! failure over a poisoned context is sticky like the driver's own; and an entry point the
 //! driver lacks is reported as such by the stub, not as "no driver"; a half matmul calls
-//! cuBLAS's `GemmStridedBatchedEx` with the half data type, f32 compute and swapped operands.
+//! cuBLAS's `GemmStridedBatchedEx` with the half data type, f32 compute and swapped operands,
+//! and a cuBLAS without it is named when forced, passed over for the own kernel by default.
 
 mod fake;
 
@@ -149,4 +150,38 @@ fn gemm_ex_child() {
         assert_eq!((arg(18), arg(19)), (two, one), "{dtype}: operands swapped");
     }
     polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Auto);
+}
+
+#[test]
+fn a_cublas_without_gemm_ex_is_named_or_passed_over() {
+    let out = fake::run_against_cublas_without(
+        "a_cublas_without_gemm_ex_is_named_or_passed_over",
+        no_gemm_ex_child,
+        "cublasGemmStridedBatchedEx",
+    );
+    if let Some(text) = out {
+        assert!(text.contains("FAKE DRIVER OK"), "{text}");
+    }
+}
+
+fn no_gemm_ex_child() {
+    let Some(backend) = fake::fake_backend() else { return };
+    let dev = backend.open(0).unwrap_or_else(|e| panic!("open: {e}"));
+    let a = dev.upload(HostSlice::BF16(&[polycompute_core::bf16::ONE; 6])).unwrap();
+    let (lhs, rhs) = (Shape::new(&[2, 3]).unwrap(), Shape::new(&[3, 2]).unwrap());
+    let op = Op::Matmul { lhs, rhs };
+    // cuBLAS forced: a typed Unsupported naming the missing entry point, never wrong values.
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Cublas);
+    match dev.execute(&op, &[&a, &a]) {
+        Err(Error::Unsupported { op, dtype: DType::BF16, .. }) => {
+            assert!(op.contains("missing capability: cublasGemmStridedBatchedEx"), "{op}")
+        }
+        other => panic!("expected Unsupported naming GemmEx, got {other:?}"),
+    }
+    // The default passes over cuBLAS to the own half kernel: its launch reaches the fake (700).
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Auto);
+    match dev.execute(&op, &[&a, &a]) {
+        Err(Error::DeviceFault { code: 700, message, .. }) => assert!(message.contains("pc_matmul_half"), "{message}"),
+        other => panic!("expected the own kernel's launch to reach the fake, got {other:?}"),
+    }
 }

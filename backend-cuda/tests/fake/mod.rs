@@ -207,7 +207,19 @@ pub fn fake_gemm_ex_arg(i: i32) -> i64 {
     }
 }
 
+/// [`run_against_fake_driver`] with a cuBLAS that lacks the entry point `missing` (as an old
+/// library would): the child's output when it ran, `None` when skipped.
+pub fn run_against_cublas_without(test: &str, check: fn(), missing: &str) -> Option<String> {
+    let source = FAKE_CUBLAS.replace(&format!("int {missing}("), &format!("int renamed_{missing}("));
+    assert_ne!(source, FAKE_CUBLAS, "the fake cuBLAS defines no {missing}");
+    run_against_with(test, check, FAKE_DRIVER, &source)
+}
+
 fn run_against(test: &str, check: fn(), driver_source: &str) -> Option<String> {
+    run_against_with(test, check, driver_source, FAKE_CUBLAS)
+}
+
+fn run_against_with(test: &str, check: fn(), driver_source: &str, cublas_source: &str) -> Option<String> {
     if std::env::var_os(CHILD_ENV).is_some() {
         check();
         println!("{DONE}");
@@ -222,7 +234,7 @@ fn run_against(test: &str, check: fn(), driver_source: &str) -> Option<String> {
     let (Some(_driver), Some(nvrtc), Some(cublas)) = (
         compile(&dir, "fake_cuda", "libcuda.so.1", driver_source),
         compile(&dir, "fake_nvrtc", "libnvrtc-fake.so", FAKE_NVRTC),
-        compile(&dir, "fake_cublas", "libcublas-fake.so", FAKE_CUBLAS),
+        compile(&dir, "fake_cublas", "libcublas-fake.so", cublas_source),
     ) else {
         println!("SKIPPED: no C compiler to build the fake driver");
         return None;
