@@ -66,6 +66,69 @@ pub(crate) fn narrow_vec<H: HalfNum>(src: &[f32]) -> Vec<H> {
     out
 }
 
+/// Conversions between a half and f32 written as branch-free integer and float operations,
+/// inlined into the kernels: under the kernels' AVX2 dispatch LLVM vectorises them, where
+/// the `half` crate's scalar conversions are calls that test the CPU's features each time.
+/// `tests` compares them with `half`'s on every f16 and on every rounding case of f32.
+pub(crate) trait Bits16: Copy {
+    /// The value as f32 (exact).
+    fn widen(self) -> f32;
+    /// `x` rounded to nearest even; beyond the largest finite value ±Inf; NaN stays NaN.
+    fn round(x: f32) -> Self;
+}
+
+impl Bits16 for f16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        let h = self.to_bits() as u32;
+        // Exponent and mantissa moved to f32's place, then scaled by 2^112 (exact, and it
+        // makes f16's subnormals normal); an exponent of all ones becomes f32's.
+        let scaled = f32::from_bits((h & 0x7fff) << 13) * f32::from_bits((254 - 15) << 23);
+        let inf_nan = if scaled >= 65536.0 { 0xff << 23 } else { 0 };
+        f32::from_bits(scaled.to_bits() | inf_nan | ((h & 0x8000) << 16))
+    }
+    #[inline(always)]
+    fn round(x: f32) -> Self {
+        let bits = x.to_bits();
+        let sign = (bits >> 16) & 0x8000;
+        let mag = bits & 0x7fff_ffff;
+        // Results too large for f16: Inf, or a quiet NaN.
+        let big = if mag > 0x7f80_0000 { 0x7e00 } else { 0x7c00 };
+        // Subnormal results: adding 2^-14 (as 0.5 in f16's subnormal units, aligned by the
+        // exponent of 2^-1) makes the f32 adder round the 10 kept bits to nearest even.
+        let magic = ((127 - 15) + (23 - 10) + 1) << 23;
+        let small = (f32::from_bits(mag) + f32::from_bits(magic)).to_bits().wrapping_sub(magic);
+        // Normal results: rebias, then round to nearest even by adding half an ulp minus one
+        // plus the kept mantissa's lowest bit.
+        let odd = (mag >> 13) & 1;
+        let normal = mag.wrapping_add(((15u32.wrapping_sub(127)) << 23).wrapping_add(0xfff)).wrapping_add(odd) >> 13;
+        let out = if mag >= (127 + 16) << 23 {
+            big
+        } else if mag < 113 << 23 {
+            small
+        } else {
+            normal
+        };
+        f16::from_bits((out | sign) as u16)
+    }
+}
+
+impl Bits16 for bf16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        f32::from_bits((self.to_bits() as u32) << 16)
+    }
+    #[inline(always)]
+    fn round(x: f32) -> Self {
+        let bits = x.to_bits();
+        // Round to nearest even on the upper 16 bits (a carry into the exponent is right,
+        // up to Inf); a NaN keeps its upper bits and is made quiet.
+        let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16;
+        let nan = (bits >> 16) | 0x40;
+        bf16::from_bits(if x.is_nan() { nan } else { rounded } as u16)
+    }
+}
+
 macro_rules! half_num {
     ($t:ident, $variant:ident, $from_f64:ident) => {
         impl Num for $t {
@@ -88,35 +151,35 @@ macro_rules! half_num {
 
             #[inline(always)]
             fn add(a: Self, b: Self) -> Self {
-                $t::from_f32(a.to_f32() + b.to_f32())
+                <$t as Bits16>::round(a.widen() + b.widen())
             }
             #[inline(always)]
             fn sub(a: Self, b: Self) -> Self {
-                $t::from_f32(a.to_f32() - b.to_f32())
+                <$t as Bits16>::round(a.widen() - b.widen())
             }
             #[inline(always)]
             fn mul(a: Self, b: Self) -> Self {
-                $t::from_f32(a.to_f32() * b.to_f32())
+                <$t as Bits16>::round(a.widen() * b.widen())
             }
             #[inline(always)]
             fn div(a: Self, b: Self) -> Self {
-                $t::from_f32(a.to_f32() / b.to_f32())
+                <$t as Bits16>::round(a.widen() / b.widen())
             }
             #[inline(always)]
             fn rem(a: Self, b: Self) -> Self {
-                $t::from_f32(<f32 as Num>::rem(a.to_f32(), b.to_f32()))
+                <$t as Bits16>::round(<f32 as Num>::rem(a.widen(), b.widen()))
             }
             #[inline(always)]
             fn pow(a: Self, b: Self) -> Self {
-                $t::from_f32(a.to_f32().powf(b.to_f32()))
+                <$t as Bits16>::round(a.widen().powf(b.widen()))
             }
             #[inline(always)]
             fn min(a: Self, b: Self) -> Self {
-                $t::from_f32(<f32 as Num>::min(a.to_f32(), b.to_f32()))
+                <$t as Bits16>::round(<f32 as Num>::min(a.widen(), b.widen()))
             }
             #[inline(always)]
             fn max(a: Self, b: Self) -> Self {
-                $t::from_f32(<f32 as Num>::max(a.to_f32(), b.to_f32()))
+                <$t as Bits16>::round(<f32 as Num>::max(a.widen(), b.widen()))
             }
             #[inline(always)]
             fn neg(a: Self) -> Self {
@@ -128,15 +191,15 @@ macro_rules! half_num {
             }
             #[inline(always)]
             fn floor(a: Self) -> Self {
-                $t::from_f32(a.to_f32().floor())
+                <$t as Bits16>::round(a.widen().floor())
             }
             #[inline(always)]
             fn ceil(a: Self) -> Self {
-                $t::from_f32(a.to_f32().ceil())
+                <$t as Bits16>::round(a.widen().ceil())
             }
             #[inline(always)]
             fn round(a: Self) -> Self {
-                $t::from_f32(a.to_f32().round_ties_even())
+                <$t as Bits16>::round(a.widen().round_ties_even())
             }
             #[inline(always)]
             fn from_bool(b: bool) -> Self {
@@ -156,35 +219,35 @@ macro_rules! half_num {
         impl Float for $t {
             #[inline(always)]
             fn sqrt(a: Self) -> Self {
-                $t::from_f32(a.to_f32().sqrt())
+                <$t as Bits16>::round(a.widen().sqrt())
             }
             #[inline(always)]
             fn recip(a: Self) -> Self {
-                $t::from_f32(1.0 / a.to_f32())
+                <$t as Bits16>::round(1.0 / a.widen())
             }
             #[inline(always)]
             fn exp(a: Self) -> Self {
-                $t::from_f32(a.to_f32().exp())
+                <$t as Bits16>::round(a.widen().exp())
             }
             #[inline(always)]
             fn ln(a: Self) -> Self {
-                $t::from_f32(a.to_f32().ln())
+                <$t as Bits16>::round(a.widen().ln())
             }
             #[inline(always)]
             fn sin(a: Self) -> Self {
-                $t::from_f32(a.to_f32().sin())
+                <$t as Bits16>::round(a.widen().sin())
             }
             #[inline(always)]
             fn cos(a: Self) -> Self {
-                $t::from_f32(a.to_f32().cos())
+                <$t as Bits16>::round(a.widen().cos())
             }
             #[inline(always)]
             fn tan(a: Self) -> Self {
-                $t::from_f32(a.to_f32().tan())
+                <$t as Bits16>::round(a.widen().tan())
             }
             #[inline(always)]
             fn tanh(a: Self) -> Self {
-                $t::from_f32(a.to_f32().tanh())
+                <$t as Bits16>::round(a.widen().tanh())
             }
             #[inline(always)]
             fn from_usize(n: usize) -> Self {
@@ -196,7 +259,7 @@ macro_rules! half_num {
         impl CastTo<f32> for $t {
             #[inline(always)]
             fn cast(self) -> f32 {
-                self.to_f32()
+                self.widen()
             }
         }
         impl CastTo<f64> for $t {
@@ -208,20 +271,20 @@ macro_rules! half_num {
         impl CastTo<i32> for $t {
             #[inline(always)]
             fn cast(self) -> i32 {
-                self.to_f32() as i32
+                self.widen() as i32
             }
         }
         impl CastTo<u32> for $t {
             #[inline(always)]
             fn cast(self) -> u32 {
-                self.to_f32() as u32
+                self.widen() as u32
             }
         }
         // To a half: one rounding to nearest even from the exact value.
         impl CastTo<$t> for f32 {
             #[inline(always)]
             fn cast(self) -> $t {
-                $t::from_f32(self)
+                <$t as Bits16>::round(self)
             }
         }
         impl CastTo<$t> for f64 {
@@ -271,5 +334,48 @@ impl CastTo<f16> for bf16 {
     #[inline(always)]
     fn cast(self) -> f16 {
         f16::from_f32(self.to_f32())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every f32 whose low bits sit at a rounding corner for a 16-bit result with `drop`
+    /// dropped bits (0, just below, at, just above the tie, all ones), for every high part.
+    fn corners(drop: u32) -> impl Iterator<Item = f32> {
+        let half = 1u32 << (drop - 1);
+        let lows = [0, half - 1, half, half + 1, (1 << drop) - 1];
+        (0..1u32 << (32 - drop)).flat_map(move |hi| lows.map(|lo| f32::from_bits((hi << drop) | lo)))
+    }
+
+    #[test]
+    fn f16_conversions_match_the_half_crate() {
+        for b in 0..=u16::MAX {
+            let h = f16::from_bits(b);
+            let (ours, theirs) = (h.widen(), h.to_f32());
+            assert!(ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()), "{b:#06x}");
+        }
+        for x in corners(13) {
+            let (ours, theirs) = (<f16 as Bits16>::round(x), f16::from_f32(x));
+            assert!(
+                ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()),
+                "{x:e} ({:#010x})",
+                x.to_bits()
+            );
+        }
+    }
+
+    #[test]
+    fn bf16_conversions_match_the_half_crate() {
+        for b in 0..=u16::MAX {
+            let h = bf16::from_bits(b);
+            let (ours, theirs) = (h.widen(), h.to_f32());
+            assert!(ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()), "{b:#06x}");
+        }
+        for x in corners(16) {
+            let (ours, theirs) = (<bf16 as Bits16>::round(x), bf16::from_f32(x));
+            assert!(ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()), "{x:e}");
+        }
     }
 }

@@ -285,7 +285,7 @@ mod sealed {
 }
 
 /// A Rust scalar type that polycompute arrays can hold: `f32`, `f64`, `i32`, `u32`, and the
-/// half types [`f16`] and [`bf16`] of the `half` crate (re-exported here).
+/// half types [`f16`](struct@f16) and [`bf16`] of the `half` crate (re-exported here).
 ///
 /// ```
 /// use polycompute_core::{bf16, f16, DType, Element};

@@ -1,4 +1,4 @@
-//! Correctly rounded conversions into the half dtypes ([`f16`], [`bf16`]).
+//! Correctly rounded conversions into the half dtypes ([`f16`](struct@f16), [`bf16`]).
 //!
 //! The `half` crate's `from_f64` is not correctly rounded: it drops the low 32 bits of the
 //! f64 before rounding (and on x86 with F16C rounds through f32 by round-to-nearest), so a

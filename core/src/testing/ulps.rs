@@ -29,7 +29,7 @@ use std::fmt;
 
 use crate::{bf16, f16, DType};
 
-/// A float type whose values can be measured in ULPs: `f32`, `f64`, [`f16`] or [`bf16`]
+/// A float type whose values can be measured in ULPs: `f32`, `f64`, [`f16`](struct@f16) or [`bf16`]
 /// (a half's ULPs are those of the half type, not of the f32 it is computed in).
 pub trait UlpFloat: Copy + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static {
     /// The value's position on the line of representable values (see the
