@@ -13,7 +13,8 @@
 # Steps, most important first, each bounded by `timeout -k` (STEP_TIMEOUT, default 120 s;
 # conformance 1.5x, environment and probe 0.5x): environment, probe, the CUDA conformance
 # trials (POLYCOMPUTE_REQUIRE=cuda), the CUDA GPU tests, the demo (thread and process workers),
-# the figures (copy/map/sum GB/s, own/cuBLAS matmul), the bench, own-vs-cuBLAS bench figures;
+# the figures (copy/map/sum GB/s, own/cuBLAS matmul), the bench, own-vs-cuBLAS bench figures,
+# the half-precision bench rows (issue 15);
 # then, with GPU_RUN_WGPU=1, the wgpu set on the NVIDIA GPU through Vulkan (the loader packages
 # carried in gl/ are unpacked first). The whole run ends within GPU_RUN_BUDGET seconds (default
 # 400): a step starts only with at least GPU_RUN_MIN_STEP (45) seconds left, and its timeout is
@@ -173,6 +174,13 @@ step bench_matmul_own gpu 10 json -- env POLYCOMPUTE_CUDA_MATMUL=own \
     "$pc" bench --json --device cuda:0 --only matmul_f32_1024 --only matmul_f32_2048 "${quick[@]}"
 step bench_matmul_cublas gpu 10 json -- env POLYCOMPUTE_CUDA_MATMUL=cublas \
     "$pc" bench --json --device cuda:0 --only matmul_f32_1024 --only matmul_f32_2048 "${quick[@]}"
+# Half precision (issue 15): the rows this build's bench has of map_axpy_f16 and matmul_bf16_4096
+# (cuBLAS GemmEx by default), each beside its f32 row.
+step bench_half gpu 10 json -- bash -c 'rows=(); for r in map_axpy_f16 matmul_bf16_4096; do
+        "$1" bench --help 2>&1 | grep -q "$r" && rows+=(--only "$r"); done
+    ((${#rows[@]})) || { echo "{\"skipped\": \"no half rows in this build'"'"'s bench\"}"; exit 0; }
+    exec "$1" bench --json --device cuda:0 "${rows[@]}" --only map_axpy_f32 --only matmul_f32_2048 "${@:2}"' \
+    _ "$pc" "${quick[@]}"
 
 if [[ "${GPU_RUN_WGPU:-0}" == 1 ]]; then
     # The device machine's recipe: carried Vulkan/EGL loader packages unpacked into /, then the

@@ -4,7 +4,7 @@
 //! view, [`MatmulTranspose`]) is passed with `CUBLAS_OP_T` instead of being copied. Which
 //! matmul runs (this or the own kernel) is decided in `ops/matmul.rs`.
 
-use std::ffi::{c_int, c_longlong};
+use std::ffi::{c_int, c_longlong, c_void};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -36,6 +36,34 @@ type GemmBatched<T> = unsafe extern "C" fn(
     c_int,
 ) -> c_int;
 
+/// `cublasGemmStridedBatchedEx`: typed pointers are `void`, with a `cudaDataType_t` each, a
+/// `cublasComputeType_t` and a `cublasGemmAlgo_t` at the end.
+type GemmBatchedEx = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const c_void,
+    *const c_void,
+    c_int,
+    c_int,
+    c_longlong,
+    *const c_void,
+    c_int,
+    c_int,
+    c_longlong,
+    *const c_void,
+    *mut c_void,
+    c_int,
+    c_int,
+    c_longlong,
+    c_int,
+    c_int,
+    c_int,
+) -> c_int;
+
 /// The cuBLAS entry points this crate uses.
 pub(crate) struct Api {
     create: unsafe extern "C" fn(*mut Handle) -> c_int,
@@ -43,7 +71,16 @@ pub(crate) struct Api {
     set_stream: unsafe extern "C" fn(Handle, Handle) -> c_int,
     sgemm: GemmBatched<f32>,
     dgemm: GemmBatched<f64>,
+    /// The half-precision GEMM (cuBLAS 11 and later); `None` in an older library.
+    gemm_ex: Option<GemmBatchedEx>,
     path: String,
+}
+
+impl Api {
+    /// True when this cuBLAS has the half-precision GEMM (`cublasGemmStridedBatchedEx`).
+    pub(crate) fn has_gemm_ex(&self) -> bool {
+        self.gemm_ex.is_some()
+    }
 }
 
 static API: OnceLock<Result<Api, String>> = OnceLock::new();
@@ -115,6 +152,9 @@ fn load() -> Result<Api, String> {
             set_stream: sym!("cublasSetStream_v2"),
             sgemm: sym!("cublasSgemmStridedBatched"),
             dgemm: sym!("cublasDgemmStridedBatched"),
+            // SAFETY: the symbol has the C signature of `GemmBatchedEx` (cuBLAS 11+, whose
+            // compute type is a `cublasComputeType_t`).
+            gemm_ex: unsafe { lib.get::<GemmBatchedEx>(b"cublasGemmStridedBatchedEx\0") }.ok().map(|f| *f),
             path: crate::libraries::resolved(c),
         });
     }
@@ -264,7 +304,7 @@ impl CublasHandle {
         let rc = match dtype {
             DType::F32 => self.strided_batched(self.api.sgemm, 1.0f32, 0.0, [a, b, c], dims),
             DType::F64 => self.strided_batched(self.api.dgemm, 1.0f64, 0.0, [a, b, c], dims),
-            // Halves (cublasGemmEx) are not wired yet: ops on halves are refused (issue 15).
+            // Integers have no cuBLAS GEMM; halves go through `gemm_half` (GemmEx).
             DType::I32 | DType::U32 | DType::F16 | DType::BF16 => return None,
         };
         Some(check(rc, "cuBLAS gemm"))
@@ -348,6 +388,83 @@ impl GemmDims {
         let (trans_b, ldb) = if self.transpose.rhs { (OP_T, k) } else { (OP_N, n) };
         let (trans_a, lda) = if self.transpose.lhs { (OP_T, m) } else { (OP_N, k) };
         GemmArgs { trans_b, trans_a, ldb, lda }
+    }
+}
+
+/// The `cudaDataType_t`, `cublasComputeType_t` and `cublasGemmAlgo_t` values of the half GEMM.
+pub(crate) mod ex {
+    use std::ffi::c_int;
+
+    /// `CUDA_R_16F`: IEEE binary16.
+    pub(crate) const CUDA_R_16F: c_int = 2;
+    /// `CUDA_R_16BF`: bfloat16.
+    pub(crate) const CUDA_R_16BF: c_int = 14;
+    /// `CUBLAS_COMPUTE_32F`: products accumulated in f32 (no down-conversion to half or TF32).
+    pub(crate) const COMPUTE_32F: c_int = 68;
+    /// `CUBLAS_GEMM_DEFAULT`: cuBLAS's heuristic picks the algorithm (tensor cores included).
+    pub(crate) const GEMM_DEFAULT: c_int = -1;
+}
+
+impl CublasHandle {
+    /// `C[b] = A[b]·B[b]` over a half `dtype` (f16 or bf16: inputs and output in that type,
+    /// accumulated in f32 with f32 `alpha = 1`, `beta = 0`, so each output is rounded once),
+    /// with the preconditions of [`CublasHandle::gemm`]. `None` for another dtype or when
+    /// this cuBLAS has no `cublasGemmStridedBatchedEx`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn gemm_half(
+        &self,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        c: DevPtr,
+        batch: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Option<Result<(), CublasError>> {
+        let ty = match dtype {
+            DType::F16 => ex::CUDA_R_16F,
+            DType::BF16 => ex::CUDA_R_16BF,
+            _ => return None,
+        };
+        let gemm = self.api.gemm_ex?;
+        let (m, n, k, batch) = (m as c_int, n as c_int, k as c_int, batch as c_int);
+        let (sa, sb, sc) =
+            (m as c_longlong * k as c_longlong, k as c_longlong * n as c_longlong, m as c_longlong * n as c_longlong);
+        let (one, zero) = (1.0f32, 0.0f32);
+        // Column-major view, as in `strided_batched`: C' (n x m) = B' (n x k) * A' (k x m).
+        // SAFETY: `gemm` is cublasGemmStridedBatchedEx; a, b, c are live device allocations of
+        // batch*m*k, batch*k*n and batch*m*n 2-byte elements of `dtype` in the handle's
+        // (current) context; with CUBLAS_COMPUTE_32F, alpha and beta are host f32s, alive for
+        // the call.
+        let rc = unsafe {
+            gemm(
+                self.raw,
+                OP_N,
+                OP_N,
+                n,
+                m,
+                k,
+                (&one as *const f32).cast(),
+                b as usize as *const c_void,
+                ty,
+                n,
+                sb,
+                a as usize as *const c_void,
+                ty,
+                k,
+                sa,
+                (&zero as *const f32).cast(),
+                c as usize as *mut c_void,
+                ty,
+                n,
+                sc,
+                batch,
+                ex::COMPUTE_32F,
+                ex::GEMM_DEFAULT,
+            )
+        };
+        Some(check(rc, "cuBLAS GemmEx"))
     }
 }
 

@@ -129,9 +129,11 @@ impl CudaDevice {
         self.ctx.id
     }
 
-    /// A new uninitialised buffer. The context must be current.
+    /// A new uninitialised buffer. The context must be current. The allocation is rounded up
+    /// to whole 32-bit words, so a kernel may read-modify-write the word that holds a 16-bit
+    /// element (scatter_add's compare-and-swap on halves) without leaving the allocation.
     pub(crate) fn new_buffer(&self, dtype: DType, len: usize) -> Result<CudaBuffer> {
-        let ptr = self.ctx.alloc(len * dtype.size_bytes())?;
+        let ptr = self.ctx.alloc((len * dtype.size_bytes()).next_multiple_of(4))?;
         Ok(CudaBuffer { ptr, dtype, len, ctx: self.ctx.clone(), owner: self.token })
     }
 

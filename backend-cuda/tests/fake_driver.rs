@@ -5,8 +5,11 @@
 //! through it, and that a faulting launch becomes a sticky `DeviceFault`. Also: concurrent
 //! first uses of a kernel keep one loaded module (none that was launched is unloaded); a cuBLAS
 //! failure over a poisoned context is sticky like the driver's own; a transposed operand reaches
-//! cuBLAS as `CUBLAS_OP_T` with its stored leading dimension (a computing fake cuBLAS); and an
-//! entry point the driver lacks is reported as such by the stub, not as "no driver".
+//! cuBLAS as `CUBLAS_OP_T` with its stored leading dimension (a computing fake cuBLAS); an
+//! entry point the driver lacks is reported as such by the stub, not as "no driver"; a half
+//! matmul calls cuBLAS's `GemmStridedBatchedEx` with the half data type, f32 compute and
+//! swapped operands, and a cuBLAS without it is named when forced, passed over for the own
+//! kernel by default.
 
 mod fake;
 
@@ -170,5 +173,76 @@ fn transposed_child() {
         let (ba, bb) = (dev.upload(HostSlice::F32(&fa)).unwrap(), dev.upload(HostSlice::F32(&fb)).unwrap());
         let got = dev.execute(&op, &[&ba, &bb]).unwrap_or_else(|e| panic!("{transpose:?}: {e}"));
         assert_eq!(dev.download(&got).unwrap(), HostVec::F32(f32s(&want)), "{transpose:?}");
+    }
+}
+
+#[test]
+fn half_matmul_calls_cublas_gemm_ex_with_f32_compute() {
+    fake::run_against_fake_driver("half_matmul_calls_cublas_gemm_ex_with_f32_compute", gemm_ex_child);
+}
+
+fn gemm_ex_child() {
+    use polycompute_core::{bf16, f16};
+    let Some(backend) = fake::fake_backend() else { return };
+    let dev = backend.open(0).unwrap_or_else(|e| panic!("open: {e}"));
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Cublas);
+    // [2, 2, 3] @ [2, 3, 5] (batched), each dtype: A's first element 1.0, B's 2.0.
+    let (lhs, rhs) = (Shape::new(&[2, 2, 3]).unwrap(), Shape::new(&[2, 3, 5]).unwrap());
+    let (a16, b16) = (vec![f16::ONE; 12], vec![f16::from_f32(2.0); 30]);
+    let (ab, bb) = (vec![bf16::ONE; 12], vec![bf16::from_f32(2.0); 30]);
+    let cases = [
+        (DType::F16, HostSlice::F16(&a16), HostSlice::F16(&b16), 2, 0x3c00, 0x4000),
+        (DType::BF16, HostSlice::BF16(&ab), HostSlice::BF16(&bb), 14, 0x3f80, 0x4000),
+    ];
+    for (call, (dtype, a, b, cuda_type, one, two)) in cases.into_iter().enumerate() {
+        let (a, b) = (dev.upload(a).unwrap(), dev.upload(b).unwrap());
+        let c = dev
+            .execute(&Op::Matmul { lhs: lhs.clone(), rhs: rhs.clone(), transpose: MatmulTranspose::NONE }, &[&a, &b])
+            .unwrap();
+        assert_eq!((c.dtype(), c.len()), (dtype, 20));
+        let arg = fake::fake_gemm_ex_arg;
+        assert_eq!(arg(20), call as i64 + 1, "one GemmEx call per matmul");
+        // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: (m, n, k) = (5, 2, 3), B first.
+        assert_eq!((arg(0), arg(1), arg(2), arg(3), arg(4)), (0, 0, 5, 2, 3), "{dtype}: ops and sizes");
+        assert_eq!((arg(5), arg(6), arg(7)), (cuda_type, 5, 15), "{dtype}: the first operand is B");
+        assert_eq!((arg(8), arg(9), arg(10)), (cuda_type, 3, 6), "{dtype}: the second operand is A");
+        assert_eq!((arg(11), arg(12), arg(13), arg(14)), (cuda_type, 5, 10, 2), "{dtype}: C and the batch");
+        assert_eq!((arg(15), arg(16), arg(17)), (68, -1, 1), "{dtype}: CUBLAS_COMPUTE_32F, default algo, f32 1 and 0");
+        assert_eq!((arg(18), arg(19)), (two, one), "{dtype}: operands swapped");
+    }
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Auto);
+}
+
+#[test]
+fn a_cublas_without_gemm_ex_is_named_or_passed_over() {
+    let out = fake::run_against_cublas_without(
+        "a_cublas_without_gemm_ex_is_named_or_passed_over",
+        no_gemm_ex_child,
+        "cublasGemmStridedBatchedEx",
+    );
+    if let Some(text) = out {
+        assert!(text.contains("FAKE DRIVER OK"), "{text}");
+    }
+}
+
+fn no_gemm_ex_child() {
+    let Some(backend) = fake::fake_backend() else { return };
+    let dev = backend.open(0).unwrap_or_else(|e| panic!("open: {e}"));
+    let a = dev.upload(HostSlice::BF16(&[polycompute_core::bf16::ONE; 6])).unwrap();
+    let (lhs, rhs) = (Shape::new(&[2, 3]).unwrap(), Shape::new(&[3, 2]).unwrap());
+    let op = Op::Matmul { lhs, rhs, transpose: MatmulTranspose::NONE };
+    // cuBLAS forced: a typed Unsupported naming the missing entry point, never wrong values.
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Cublas);
+    match dev.execute(&op, &[&a, &a]) {
+        Err(Error::Unsupported { op, dtype: DType::BF16, .. }) => {
+            assert!(op.contains("missing capability: cublasGemmStridedBatchedEx"), "{op}")
+        }
+        other => panic!("expected Unsupported naming GemmEx, got {other:?}"),
+    }
+    // The default passes over cuBLAS to the own half kernel: its launch reaches the fake (700).
+    polycompute_cuda::set_matmul_impl(polycompute_cuda::MatmulImpl::Auto);
+    match dev.execute(&op, &[&a, &a]) {
+        Err(Error::DeviceFault { code: 700, message, .. }) => assert!(message.contains("pc_matmul_half"), "{message}"),
+        other => panic!("expected the own kernel's launch to reach the fake, got {other:?}"),
     }
 }

@@ -2,7 +2,8 @@
 //! `POLYCOMPUTE_REQUIRE` lists `cuda`): the own matmul kernel and cuBLAS agree with each other
 //! and with an f64 host product, also on transposed views; the semantics corner cases of map;
 //! reductions that take the segmented two-pass paths; random fills bit-equal to
-//! `polycompute_core::philox`; transposes.
+//! `polycompute_core::philox`; transposes; the half dtypes (fills, a fused map, casts,
+//! reductions, sort, own and cuBLAS matmul) against the CPU backend.
 //! The cross-backend conformance suite (tests/conformance.rs of the facade) covers the rest.
 
 use polycompute_core::{philox, testing, BackendKind, DType, Device, DeviceArray, Element, Expr};
@@ -251,4 +252,99 @@ fn transposes_move_every_element() {
             assert_eq!(g, h[off], "{dims:?} {perm:?} at {i}");
         }
     }
+}
+
+/// The f32 bits of each half element (exact: widening is lossless).
+fn half_bits<T: Element + Into<f32>>(v: Vec<T>) -> Vec<u32> {
+    v.into_iter().map(|x| x.into().to_bits()).collect()
+}
+
+/// The spacing of a half type of `mantissa` bits at `w` (its subnormal spacing at least).
+fn half_ulp(w: f32, mantissa: i32) -> f32 {
+    let min_exp = if mantissa == 10 { -14 } else { -126 };
+    2f32.powi((w.abs().max(f32::MIN_POSITIVE).log2().floor() as i32).max(min_exp) - mantissa)
+}
+
+/// Within `ulps` units in the last place of a half type of `mantissa` bits (NaN only NaN).
+fn half_close(g: f32, w: f32, mantissa: i32, ulps: f32) -> bool {
+    if g.is_nan() || w.is_nan() {
+        return g.is_nan() && w.is_nan();
+    }
+    g == w || (g - w).abs() <= ulps * half_ulp(w, mantissa)
+}
+
+/// Every op family on a half dtype, against the CPU backend on the same inputs: bit for bit
+/// where the result is exactly determined, within a few ULPs of the half type where it goes
+/// through a math library or a different summation order.
+fn half_ops_case<T: Element<Mean = T> + Into<f32>>(dev: &Device, cpu: &Device, mantissa: i32) {
+    let n = 3 * (1 << 20) + 5; // long enough for the segmented reductions
+                               // Philox fills: uniform is bit-equal; normal within one half ULP (f32 math libraries differ).
+    let u: DeviceArray<T> = dev.uniform(5, &[n]).unwrap();
+    assert_eq!(half_bits(u.to_vec().unwrap()), half_bits(cpu.uniform::<T>(5, &[n]).unwrap().to_vec().unwrap()));
+    let x: DeviceArray<T> = cpu.normal(6, &[n]).unwrap();
+    let (xc, xd) = (x.clone(), x.to_device(dev).unwrap());
+    let g = half_bits(dev.normal::<T>(6, &[n]).unwrap().to_vec().unwrap());
+    for (i, (a, b)) in g.iter().zip(half_bits(xc.to_vec().unwrap())).enumerate() {
+        assert!(half_close(f32::from_bits(*a), f32::from_bits(b), mantissa, 1.0), "normal {} [{i}]", T::DTYPE);
+    }
+    // A fused map, casts both ways, min/max/argmin/argmax and sort: bit for bit.
+    let (uc, ud) = (u.to_device(cpu).unwrap(), u.clone());
+    let axpy = |x: &DeviceArray<T>, y: &DeviceArray<T>| x.zip_map(y, |a, b| a * 3.0 + b).unwrap().to_vec().unwrap();
+    assert_eq!(half_bits(axpy(&xd, &ud)), half_bits(axpy(&xc, &uc)), "axpy {}", T::DTYPE);
+    let wide = |x: &DeviceArray<T>| x.cast::<f32>().unwrap().to_vec().unwrap();
+    assert_eq!(wide(&xd), wide(&xc));
+    let f: DeviceArray<f64> = cpu.normal(7, &[4096]).unwrap();
+    let narrow = |f: &DeviceArray<f64>| half_bits(f.cast::<T>().unwrap().to_vec().unwrap());
+    assert_eq!(narrow(&f.to_device(dev).unwrap()), narrow(&f));
+    for axis in [None, Some(0)] {
+        let ext = |x: &DeviceArray<T>| {
+            let v = [x.min(axis), x.max(axis)].map(|r| half_bits(r.unwrap().to_vec().unwrap()));
+            (v, x.argmin(axis).unwrap().to_vec().unwrap(), x.argmax(axis).unwrap().to_vec().unwrap())
+        };
+        assert_eq!(ext(&xd), ext(&xc), "extremes {}", T::DTYPE);
+        // Sums and means: f64 accumulation here, f32 there (pairwise), one rounding each: within
+        // 2 half ULPs plus the f32 summation's error bound (relative to the sum of magnitudes).
+        let abs: f32 = xc.to_vec().unwrap().into_iter().map(|v| v.into().abs()).sum();
+        let slack = 4.0 * (n as f32).log2() * f32::EPSILON * abs;
+        for (g, w, scale) in [(xd.sum(axis), xc.sum(axis), 1.0), (xd.mean(axis), xc.mean(axis), n as f32)] {
+            let (g, w) = (half_bits(g.unwrap().to_vec().unwrap()), half_bits(w.unwrap().to_vec().unwrap()));
+            let (g, w) = (f32::from_bits(g[0]), f32::from_bits(w[0]));
+            assert!((g - w).abs() <= 2.0 * half_ulp(w, mantissa) + slack / scale, "sum/mean {}: {g} vs {w}", T::DTYPE);
+        }
+    }
+    let r: DeviceArray<T> = cpu.normal(12, &[4099, 37]).unwrap();
+    let rows = |x: &DeviceArray<T>| half_bits(x.sort(1).unwrap().to_vec().unwrap());
+    assert_eq!(rows(&r.to_device(dev).unwrap()), rows(&r), "sort {}", T::DTYPE);
+    // Matmul: the own kernel and cuBLAS's GemmEx against an f64 host product of the same half
+    // inputs: one rounding to the half type, plus what f32 accumulation may lose.
+    for (m, k, nn) in [(1, 1, 1), (33, 70, 65), (128, 256, 64)] {
+        let a: DeviceArray<T> = cpu.normal(8, &[m, k]).unwrap();
+        let b: DeviceArray<T> = cpu.normal(9, &[k, nn]).unwrap();
+        let (ah, bh): (Vec<f64>, Vec<f64>) = (
+            a.to_vec().unwrap().into_iter().map(|v| v.into() as f64).collect(),
+            b.to_vec().unwrap().into_iter().map(|v| v.into() as f64).collect(),
+        );
+        let want = host_matmul(&ah, &bh, 1, m, k, nn);
+        let mag = |i: usize| (0..k).map(|p| (ah[i / nn * k + p] * bh[p * nn + i % nn]).abs()).sum::<f64>();
+        let (ad, bd) = (a.to_device(dev).unwrap(), b.to_device(dev).unwrap());
+        for imp in [MatmulImpl::Own, MatmulImpl::Cublas] {
+            set_matmul_impl(imp);
+            let got = half_bits(ad.matmul(&bd).unwrap().to_vec().unwrap());
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                let g = f32::from_bits(*g) as f64;
+                let tol = half_ulp(*w as f32, mantissa) as f64 + 2.0 * (k as f64 + 1.0) * f32::EPSILON as f64 * mag(i);
+                assert!((g - w).abs() <= tol, "{imp:?} matmul {} {m}x{k}x{nn} [{i}]: {g} vs {w}", T::DTYPE);
+            }
+        }
+        set_matmul_impl(MatmulImpl::Auto);
+    }
+}
+
+#[test]
+fn half_ops_match_the_cpu_backend() {
+    let Some(dev) = device() else { return };
+    let _ = polycompute_cpu::CpuBackend;
+    let cpu = Device::open(BackendKind::Cpu, 0).unwrap();
+    half_ops_case::<polycompute_core::f16>(&dev, &cpu, 10);
+    half_ops_case::<polycompute_core::bf16>(&dev, &cpu, 7);
 }

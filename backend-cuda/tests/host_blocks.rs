@@ -3,18 +3,19 @@
 //! block is emulated by one host thread per CUDA thread, `__syncthreads` by a barrier, shared
 //! memory by statics. Checks the own matmul kernel (f32, f64; batched; sizes that are not
 //! multiples of the tiles; k = 0; its variants for transposed operands) against an f64 host
-//! product, and transposes exactly.
+//! product, the half (f16, bf16) matmul kernel the same way (its f32 accumulation rounded
+//! once), and transposes exactly.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use polycompute_core::{philox, DType, MatmulTranspose, ReduceKind, Shape};
-use polycompute_cuda::codegen::{layout, matmul, reduce, Kernel};
+use polycompute_core::{bf16, f16, halves, philox, DType, MatmulTranspose, ReduceKind, Shape};
+use polycompute_cuda::codegen::{layout, matmul, matmul_half, reduce, Kernel};
 
 #[macro_use]
 mod common;
-use common::compiler;
+use common::{compiler, host_type};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -387,6 +388,86 @@ fn block_reductions_combine_every_lane() {
                 let got = u32::from_le_bytes(b[4 * row..4 * row + 4].try_into().unwrap()) as usize;
                 let want = (0..vals.len()).fold(0, |best, k| if vals[k] > vals[best] { k } else { best });
                 assert_eq!(got, want, "case {ci} row {row}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A half type's conversions: an f64 rounded to its bits, its bits widened.
+type HalfBits = (fn(f64) -> u16, fn(u16) -> f64);
+
+#[test]
+fn half_matmul_kernel_rounds_an_f32_accumulation_once() {
+    let Some(cxx) = compiler() else {
+        println!("SKIPPED: no C++ compiler (set CXX)");
+        return;
+    };
+    // Odd sizes (a lone element, rows and columns past the tiles, an odd k), a batch, k = 0.
+    let shapes = [(1usize, 1usize, 1usize, 1usize), (1, 70, 33, 130), (2, 65, 17, 3), (1, 3, 0, 4)];
+    let mut h = Harness::new("host-matmul-half");
+    let mut cases = Vec::new();
+    for dt in [DType::F16, DType::BF16] {
+        let t = host_type(dt);
+        let (to_bits, from_bits): HalfBits = match dt {
+            DType::F16 => (|x| halves::f16_from_f64(x).to_bits(), |b| f16::from_bits(b).to_f64()),
+            _ => (|x| halves::bf16_from_f64(x).to_bits(), |b| bf16::from_bits(b).to_f64()),
+        };
+        for (ci, &(batch, m, k, n)) in shapes.iter().enumerate() {
+            let a: Vec<u16> = (0..batch * m * k).map(|i| to_bits(philox::normal_f64(3, i as u64))).collect();
+            let b: Vec<u16> = (0..batch * k * n).map(|i| to_bits(philox::normal_f64(4, i as u64))).collect();
+            let tag = format!("{dt}_{ci}");
+            let (pa, pb, pc) =
+                (h.path(&format!("a_{tag}.bin")), h.path(&format!("b_{tag}.bin")), h.path(&format!("c_{tag}.bin")));
+            std::fs::write(&pa, a.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+            std::fs::write(&pb, b.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+            let grid = ((n as u32).div_ceil(matmul_half::BN), (m as u32).div_ceil(matmul_half::BM), batch as u32);
+            let setup = format!(
+                "    ARGS::A = (const {t} *)pc_read(\"{pa}\"); ARGS::B = (const {t} *)pc_read(\"{pb}\");\n    \
+                 ARGS::C = ({t} *)calloc({} + 1, sizeof({t})); ARGS::M = {m}; ARGS::N = {n}; ARGS::K = {k}; ARGS::batch = {batch};\n",
+                batch * m * n
+            );
+            let (ct, mt) = (format!("const {t} *"), format!("{t} *"));
+            let params = [
+                (ct.as_str(), "A"),
+                (ct.as_str(), "B"),
+                (mt.as_str(), "C"),
+                ("unsigned", "M"),
+                ("unsigned", "N"),
+                ("unsigned", "K"),
+                ("unsigned", "batch"),
+            ];
+            h.launch(&matmul_half::kernel(dt).unwrap(), grid, (matmul_half::THREADS, 1, 1), &params, &setup);
+            let ns = format!("k{}", h.count - 1);
+            let _ = writeln!(h.main, "  pc_write(\"{pc}\", {ns}_args::C, {} * sizeof({t}));", batch * m * n);
+            let (a, b): (Vec<f64>, Vec<f64>) =
+                (a.into_iter().map(from_bits).collect(), b.into_iter().map(from_bits).collect());
+            cases.push((tag, dt, from_bits, batch, m, k, n, a, b));
+        }
+    }
+    let dir = h.run(&cxx);
+    for (tag, dt, from_bits, batch, m, k, n, a, b) in cases {
+        let got: Vec<f64> = std::fs::read(dir.join(format!("c_{tag}.bin")))
+            .unwrap()
+            .chunks_exact(2)
+            .map(|c| from_bits(u16::from_le_bytes([c[0], c[1]])))
+            .collect();
+        assert_eq!(got.len(), batch * m * n, "{tag}");
+        let half_eps = if dt == DType::F16 { f16::EPSILON.to_f64() } else { bf16::EPSILON.to_f64() };
+        for z in 0..batch {
+            for i in 0..m {
+                for j in 0..n {
+                    let (mut s, mut mag) = (0.0, 0.0);
+                    for p in 0..k {
+                        let x = a[z * m * k + i * k + p] * b[z * k * n + p * n + j];
+                        s += x;
+                        mag += x.abs();
+                    }
+                    // The f32 accumulation's error, then one rounding to the half type.
+                    let tol = 2.0 * (k as f64 + 1.0) * f32::EPSILON as f64 * mag + half_eps * s.abs() + 1e-7;
+                    let g = got[z * m * n + i * n + j];
+                    assert!((g - s).abs() <= tol, "{tag} [{z},{i},{j}]: {g} vs {s}");
+                }
             }
         }
     }

@@ -15,10 +15,6 @@ use polycompute_cuda::codegen::{fill, reduce, Kernel};
 mod common;
 use common::{compiler, host_type};
 
-/// The dtypes these kernels cover: the halves (issue 15) are refused by the CUDA backend
-/// until its half kernels land, and their checks come with them.
-const NOT_HALF: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
-
 const SHIM: &str = cuda_host_shim!(
     r#"
 #define __shared__ static
@@ -213,7 +209,7 @@ fn reductions_agree_with_the_cpu_backend_on_every_path() {
     ];
     let mut h = Harness::new("host-reduce");
     let mut cases = Vec::new();
-    for dt in NOT_HALF {
+    for dt in DType::ALL {
         for (li, (dims, axis, sms)) in layouts.iter().enumerate() {
             let len: usize = dims.iter().product();
             let input = data(dt, len, (len > 10).then_some(len / 3));
@@ -240,7 +236,12 @@ fn reductions_agree_with_the_cpu_backend_on_every_path() {
         // Float sums, products and means are rounded differently (f64 accumulation here,
         // pairwise there): compared relative to the magnitude of what was summed.
         let approx = dt.is_float() && matches!(kind, ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Mean);
-        let eps = if *dt == DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+        let eps = match dt {
+            DType::F32 => f32::EPSILON as f64,
+            DType::F16 => f16::EPSILON.to_f64(),
+            DType::BF16 => bf16::EPSILON.to_f64(),
+            _ => f64::EPSILON,
+        };
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             let ok = if g.is_nan() || w.is_nan() {
                 g.is_nan() && w.is_nan()
@@ -278,6 +279,10 @@ fn random_fills_reproduce_philox() {
         (Fill::Uniform { seed }, DType::F64),
         (Fill::Normal { seed }, DType::F32),
         (Fill::Normal { seed }, DType::F64),
+        (Fill::Uniform { seed }, DType::F16),
+        (Fill::Uniform { seed }, DType::BF16),
+        (Fill::Normal { seed }, DType::F16),
+        (Fill::Normal { seed }, DType::BF16),
     ];
     for (i, (f, dt)) in fills.iter().enumerate() {
         let ns = h.kernel(&fill::kernel(*f, *dt));
@@ -311,7 +316,29 @@ fn random_fills_reproduce_philox() {
                         v[k]
                     );
                 }
-                (HostVec::F16(_) | HostVec::BF16(_), _) => panic!("no half fill is emulated yet (issue 15)"),
+                // Halves: the f32 value rounded once (the host's libm is the CPU backend's).
+                (HostVec::F16(v), Fill::Uniform { .. }) => {
+                    assert_eq!(v[k].to_bits(), f16::from_f32(philox::uniform_f32(seed, j)).to_bits())
+                }
+                (HostVec::BF16(v), Fill::Uniform { .. }) => {
+                    assert_eq!(v[k].to_bits(), bf16::from_f32(philox::uniform_f32(seed, j)).to_bits())
+                }
+                (HostVec::F16(v), _) => {
+                    let w = f16::from_f32(philox::normal_f32(seed, j));
+                    assert!(
+                        v[k] == w || (v[k].to_f32() - w.to_f32()).abs() <= f16::EPSILON.to_f32() * w.to_f32().abs(),
+                        "normal f16 {j}: {} vs {w}",
+                        v[k]
+                    );
+                }
+                (HostVec::BF16(v), _) => {
+                    let w = bf16::from_f32(philox::normal_f32(seed, j));
+                    assert!(
+                        v[k] == w || (v[k].to_f32() - w.to_f32()).abs() <= bf16::EPSILON.to_f32() * w.to_f32().abs(),
+                        "normal bf16 {j}: {} vs {w}",
+                        v[k]
+                    );
+                }
                 (HostVec::F64(v), _) => {
                     let w = philox::normal_f64(seed, j);
                     assert!(

@@ -1,7 +1,7 @@
 //! Runs the kernels of issue 14 (maps over views, concat, pad, take, take_along_axis,
 //! scatter_add, cumsum/cumprod, sort, argsort, topk) on the host: the generated CUDA C is
 //! compiled with the system C++ compiler (one thread per grid, so every grid-stride loop runs
-//! sequentially; `atomicAdd` becomes a plain add), launched with the same plans, parameters
+//! sequentially; `atomicAdd` becomes a plain add, `atomicCAS` a compare and store), launched with the same plans, parameters
 //! and pass sequence as `src/ops/`, and compared with the CPU backend running the same `Op`:
 //! bit for bit for data movement and sorting (stability, NaN last, -0.0 == +0.0 in input
 //! order), within the summation tolerance for float scans and scatter-adds.
@@ -22,10 +22,6 @@ mod views_cases;
 use common::compiler;
 use views_cases::{bytes_of, cases, compare, read_vec, Case};
 
-/// The dtypes these kernels cover: the halves (issue 15) are refused by the CUDA backend
-/// until its half kernels land, and their checks come with them.
-const NOT_HALF: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
-
 const SHIM: &str = cuda_host_shim!(
     r#"
 #define __shared__ static
@@ -33,6 +29,7 @@ const SHIM: &str = cuda_host_shim!(
 static const pc_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
 // One thread: an atomic add is an add (unsigned for integers, where wrapping is defined).
 template <class T> static inline T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
+static inline unsigned atomicCAS(unsigned *p, unsigned expected, unsigned v) { unsigned old = *p; if (old == expected) *p = v; return old; }
 // Any buffer passes for any pointer parameter, and geometry words for any by-value struct.
 struct P { void *p; template <class T> operator T *() const { return (T *)p; } };
 struct G { const unsigned *w; template <class T> operator T() const { T g; memcpy(&g, w, sizeof(T)); return g; } };
@@ -130,10 +127,11 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize) {
             let g = movement::pad_geometry(shape, widths);
             let ns = h.kernel(&movement::pad_kernel(c.out.size_bytes(), g.len() / 3));
             let bits = movement::value_bytes(*value);
-            let v = if bits.len() == 8 {
-                format!("{}ull", u64::from_le_bytes(bits.try_into().unwrap()))
-            } else {
-                format!("{}u", u32::from_le_bytes(bits.try_into().unwrap()))
+            let v = match bits.len() {
+                8 => format!("{}ull", u64::from_le_bytes(bits.try_into().unwrap())),
+                // A half's bits (the kernel's value parameter is a u16).
+                2 => format!("(unsigned short){}u", u16::from_le_bytes(bits.try_into().unwrap())),
+                _ => format!("{}u", u32::from_le_bytes(bits.try_into().unwrap())),
             };
             let _ = writeln!(m, "    static const unsigned w[] = {{{}}};", words(&g));
             let _ = writeln!(m, "    {ns}::pc_pad(P{{out}}, P{{in0}}, {out_len}u, G{{w}}, {v});");
@@ -241,7 +239,7 @@ fn view_movement_scan_and_sort_kernels_agree_with_the_cpu_backend() {
     let cpu = Device::open(BackendKind::Cpu, 0).unwrap();
     let mut h = Harness::new();
     let mut all = Vec::new();
-    for dt in NOT_HALF {
+    for dt in DType::ALL {
         for c in cases(dt) {
             let bufs: Vec<_> = c.inputs.iter().map(|v| cpu.backend().upload(v.as_slice()).unwrap()).collect();
             let refs: Vec<_> = bufs.iter().collect();

@@ -15,10 +15,6 @@ use polycompute_core::{
 use polycompute_cuda::codegen::{kernels_for, Kernel};
 use polycompute_cuda::nvrtc::{Nvrtc, NVRTC_ENV};
 
-/// The dtypes these kernels cover: the halves (issue 15) are refused by the CUDA backend
-/// until its half kernels land, and their checks come with them.
-const NOT_HALF: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::U32];
-
 const ARCHS: [u32; 2] = [80, 90];
 
 fn shape(d: &[usize]) -> Shape {
@@ -39,7 +35,7 @@ fn map_op(expr: &Expr, inputs: &[DType], shapes: &[&[usize]]) -> Option<(Op, Vec
 fn corpus() -> Vec<(String, Op, Vec<DType>)> {
     let mut ops = Vec::new();
     let (x, y, z) = (Expr::arg(0), Expr::arg(1), Expr::arg(2));
-    for dt in NOT_HALF {
+    for dt in DType::ALL {
         for u in UnaryOp::ALL {
             if let Some((op, ins)) = map_op(&x.clone().unary(u), &[dt], &[&[5, 7]]) {
                 ops.push((format!("map {}({dt})", u.name()), op, ins));
@@ -54,7 +50,7 @@ fn corpus() -> Vec<(String, Op, Vec<DType>)> {
                 }
             }
         }
-        for to in NOT_HALF {
+        for to in DType::ALL {
             ops.push((format!("cast {dt}->{to}"), Op::Cast { to }, vec![dt]));
             if let Some((op, ins)) = map_op(
                 &Expr::select(x.clone(), y.clone().cast(to), z.clone().cast(to)),
@@ -78,8 +74,12 @@ fn corpus() -> Vec<(String, Op, Vec<DType>)> {
             }
             DType::I32 => vec![Scalar::I32(i32::MIN), Scalar::I32(i32::MAX), Scalar::I32(-1)],
             DType::U32 => vec![Scalar::U32(u32::MAX), Scalar::U32(0)],
-            DType::F16 => vec![Scalar::F16(f16::NAN), Scalar::F16(f16::NEG_INFINITY), Scalar::F16(f16::NEG_ZERO)],
-            DType::BF16 => vec![Scalar::BF16(bf16::NAN), Scalar::BF16(bf16::INFINITY), Scalar::BF16(bf16::NEG_ZERO)],
+            DType::F16 => {
+                [f16::NAN, f16::NEG_INFINITY, f16::NEG_ZERO, f16::from_bits(1), f16::MAX].map(Scalar::F16).to_vec()
+            }
+            DType::BF16 => {
+                [bf16::NAN, bf16::INFINITY, bf16::NEG_ZERO, bf16::from_bits(1), bf16::MAX].map(Scalar::BF16).to_vec()
+            }
         };
         for l in lits {
             if let Some((op, ins)) = map_op(&(x.clone().max(Expr::scalar(l)) * Expr::scalar(l)), &[dt], &[&[3]]) {
@@ -309,6 +309,8 @@ fn hot_kernels_do_not_spill() {
     let mut kernels = vec![
         polycompute_cuda::codegen::matmul::kernel(DType::F32).unwrap(),
         polycompute_cuda::codegen::matmul::kernel(DType::F64).unwrap(),
+        polycompute_cuda::codegen::matmul_half::kernel(DType::F16).unwrap(),
+        polycompute_cuda::codegen::matmul_half::kernel(DType::BF16).unwrap(),
     ];
     for dt in [DType::F32, DType::F64] {
         kernels.push(polycompute_cuda::codegen::reduce::rows_kernel(

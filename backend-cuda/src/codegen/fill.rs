@@ -9,7 +9,8 @@ use super::{ctype, Kernel, KernelKey};
 /// Philox4x32-10 as in `polycompute_core::philox` (constants and round layout identical).
 const PHILOX: &str = include_str!("cuda/philox.cuh");
 
-/// Elements per Philox block for a fill of `dtype` (4 words feed four 32-bit or two 64-bit values).
+/// Elements per Philox block for a fill of `dtype` (4 words feed four 32-bit or two 64-bit
+/// values; a half value is an f32 value rounded, one word each).
 pub fn per_block(fill: Fill, dtype: DType) -> u32 {
     match (fill, dtype) {
         (Fill::Constant(_), _) => 1,
@@ -43,18 +44,22 @@ pub fn kernel(fill: Fill, dtype: DType) -> Kernel {
         ),
         Fill::Uniform { .. } | Fill::Normal { .. } => {
             let per = per_block(fill, dtype);
+            const UNIFORM_F32: &str = "__uint2float_rn(w[j] >> 8) * (1.0f / 16777216.0f)";
             let value = match (fill, dtype) {
                 (Fill::Uniform { .. }, DType::U32) => "w[j]".to_string(),
                 (Fill::Uniform { .. }, DType::I32) => "(i32)w[j]".to_string(),
-                (Fill::Uniform { .. }, DType::F32) => "__uint2float_rn(w[j] >> 8) * (1.0f / 16777216.0f)".to_string(),
+                (Fill::Uniform { .. }, DType::F32) => UNIFORM_F32.to_string(),
+                // Half dtypes: the f32 value, rounded once (so every backend gives the same bits).
+                (Fill::Uniform { .. }, DType::F16 | DType::BF16) => format!("pc_to_{}({UNIFORM_F32})", dtype.name()),
                 (Fill::Uniform { .. }, _) => "__ull2double_rn((((u64)w[2 * j + 1] << 32) | (u64)w[2 * j]) >> 11) \
                                               * (1.0 / 9007199254740992.0)"
                     .to_string(),
                 (_, DType::F32) => "pc_normal_f32(w, j)".to_string(),
+                (_, DType::F16 | DType::BF16) => format!("pc_to_{}(pc_normal_f32(w, j))", dtype.name()),
                 _ => "pc_normal_f64(w, j)".to_string(),
             };
             let normal = match (fill, dtype) {
-                (Fill::Normal { .. }, DType::F32) => NORMAL_F32,
+                (Fill::Normal { .. }, DType::F32 | DType::F16 | DType::BF16) => NORMAL_F32,
                 (Fill::Normal { .. }, _) => NORMAL_F64,
                 _ => "",
             };

@@ -8,6 +8,7 @@ pub mod fill;
 pub mod layout;
 pub mod map;
 pub mod matmul;
+pub mod matmul_half;
 pub mod movement;
 pub mod reduce;
 pub mod scan;
@@ -91,6 +92,11 @@ pub enum KernelKey {
         dtype: DType,
         /// Which operands arrive transposed (at least one).
         transpose: MatmulTranspose,
+    },
+    /// The own matmul kernel of a half dtype ([`matmul_half::kernel`]).
+    MatmulHalf {
+        /// Element type (f16 or bf16).
+        dtype: DType,
     },
     /// A map over views ([`map::plan_views`]): strided inputs start at their offsets.
     MapViews(MapSignature),
@@ -205,6 +211,14 @@ pub fn matmul_kernel_transposed(dtype: DType, transpose: MatmulTranspose) -> Res
     Ok(cached(KernelKey::MatmulTransposed { dtype, transpose }, || matmul::source_for(dtype, transpose)))
 }
 
+/// The own matmul kernel of a half dtype, memoized (`Unsupported` for another dtype).
+pub fn matmul_half_kernel(dtype: DType) -> Result<Arc<Kernel>> {
+    if !matches!(dtype, DType::F16 | DType::BF16) {
+        return Err(Error::Unsupported { op: "half matmul kernel".into(), dtype, device: None });
+    }
+    Ok(cached(KernelKey::MatmulHalf { dtype }, || matmul_half::source(dtype)))
+}
+
 /// The CUDA type of a dtype (names from the prelude).
 pub fn ctype(d: DType) -> &'static str {
     match d {
@@ -212,18 +226,23 @@ pub fn ctype(d: DType) -> &'static str {
         DType::F64 => "double",
         DType::I32 => "i32",
         DType::U32 => "u32",
-        // cuda_fp16.h / cuda_bf16.h; no kernel uses them yet (ops refuse halves, issue 15).
-        DType::F16 => "__half",
-        DType::BF16 => "__nv_bfloat16",
+        DType::F16 => "pc_f16",
+        DType::BF16 => "pc_bf16",
     }
 }
 
 /// An unsigned type of the same size as `d`, for kernels that only move bits.
 pub fn bits_type(d: DType) -> &'static str {
-    if d.size_bytes() == 8 {
-        "u64"
-    } else {
-        "u32"
+    bits_of_size(d.size_bytes())
+}
+
+/// The unsigned type of elements of `bytes` bytes (2, 4 or 8; the data-movement kernels are
+/// generated per element size).
+pub fn bits_of_size(bytes: usize) -> &'static str {
+    match bytes {
+        8 => "u64",
+        2 => "u16",
+        _ => "u32",
     }
 }
 
@@ -234,8 +253,8 @@ pub fn literal(s: Scalar) -> String {
         Scalar::F64(v) => format!("__longlong_as_double(0x{:016x}ll)", v.to_bits()),
         Scalar::I32(v) => format!("((i32)0x{:08x}u)", v as u32),
         Scalar::U32(v) => format!("0x{v:08x}u"),
-        Scalar::F16(v) => format!("__ushort_as_half((unsigned short)0x{:04x}u)", v.to_bits()),
-        Scalar::BF16(v) => format!("__ushort_as_bfloat16((unsigned short)0x{:04x}u)", v.to_bits()),
+        Scalar::F16(v) => format!("pc_f16_bits(0x{:04x}u)", v.to_bits()),
+        Scalar::BF16(v) => format!("pc_bf16_bits(0x{:04x}u)", v.to_bits()),
     }
 }
 
@@ -261,6 +280,9 @@ pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
         Op::Reduce { kind, .. } => {
             let dtype = *inputs.first().ok_or_else(|| Error::InvalidShape("reduce takes one input".into()))?;
             reduce::all_kernels(*kind, dtype)
+        }
+        Op::Matmul { .. } if inputs.first().is_some_and(|d| matches!(d, DType::F16 | DType::BF16)) => {
+            vec![matmul_half::kernel(first(op, inputs)?)?]
         }
         Op::Matmul { transpose, .. } => {
             let dtype = *inputs.first().ok_or_else(|| Error::InvalidShape("matmul takes two inputs".into()))?;

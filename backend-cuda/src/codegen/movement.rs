@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use polycompute_core::{DType, Scalar, Shape};
 
-use super::{bits_type, cached, ctype, Kernel, KernelKey};
+use super::{bits_of_size, cached, ctype, Kernel, KernelKey};
 
 /// The data-movement helpers (index clamping, accumulating adds), after the prelude.
 pub const MOVEMENT: &str = include_str!("cuda/movement.cuh");
@@ -145,7 +145,7 @@ extern "C" __global__ void pc_scatter_add({t}* __restrict__ out, const {it}* __r
 }
 
 fn bits_type_of(bytes: usize) -> &'static str {
-    bits_type(if bytes == 8 { DType::F64 } else { DType::U32 })
+    bits_of_size(bytes)
 }
 
 #[cfg(test)]

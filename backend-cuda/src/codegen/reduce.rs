@@ -9,6 +9,9 @@
 //! input additionally with Neumaier compensation per thread), so the result is at least as
 //! accurate as the pairwise sum the contract asks for; integer mean sums exactly in 64-bit
 //! integers; argmin/argmax carry (value, index), the first NaN and then the first index win.
+//! Half inputs (f16, bf16) are widened to f32 (exactly) as they are read: min/max/arg compare
+//! them as floats; sums accumulate in f64 like f32's, and the result is the f32 result
+//! rounded to the half type, as the CPU backend's f32 accumulation gives it.
 
 use std::fmt::Write;
 
@@ -107,7 +110,7 @@ pub fn plan(dims: &[usize], axis: Option<usize>, sms: usize) -> ReducePlan {
 pub fn acc_bytes(kind: ReduceKind, dtype: DType) -> usize {
     match kind {
         ReduceKind::ArgMin | ReduceKind::ArgMax => 2 * dtype.size_bytes().max(4),
-        ReduceKind::Min | ReduceKind::Max => dtype.size_bytes(),
+        ReduceKind::Min | ReduceKind::Max => dtype.size_bytes().max(4),
         ReduceKind::Sum | ReduceKind::Prod if dtype.is_int() => 4,
         _ => 8,
     }
@@ -131,7 +134,10 @@ fn compensated(kind: ReduceKind, dtype: DType) -> bool {
 
 /// The accumulator definitions: `Acc`, identity, element load, combine, shuffle, final value.
 fn helpers(kind: ReduceKind, dtype: DType) -> String {
-    let t = ctype(dtype);
+    // Half values are reduced as their exact f32 widening and rounded once at the end.
+    let half = matches!(dtype, DType::F16 | DType::BF16);
+    let t = if half { "float" } else { ctype(dtype) };
+    let to_out = format!("pc_to_{}", kind.output_dtype(dtype).name());
     let o = ctype(kind.output_dtype(dtype));
     let mut s = String::new();
     let is_arg = matches!(kind, ReduceKind::ArgMin | ReduceKind::ArgMax);
@@ -159,8 +165,9 @@ fn helpers(kind: ReduceKind, dtype: DType) -> String {
     };
     let _ = writeln!(s, "PC_FN Acc pc_identity() {{ {identity} }}");
     // Element to accumulator.
-    let elem = if is_arg { "Acc a; a.v = x; a.i = k; return a;".to_string() } else { "return (Acc)x;".to_string() };
-    let _ = writeln!(s, "PC_FN Acc pc_elem({t} x, u32 k) {{ (void)k; {elem} }}");
+    let x = if half { "pc_to_f32(x)" } else { "x" };
+    let elem = if is_arg { format!("Acc a; a.v = {x}; a.i = k; return a;") } else { format!("return (Acc){x};") };
+    let _ = writeln!(s, "PC_FN Acc pc_elem({} x, u32 k) {{ (void)k; {elem} }}", ctype(dtype));
     // Combine.
     let combine = match kind {
         ReduceKind::Sum | ReduceKind::Mean => "return a + b;".to_string(),
@@ -191,16 +198,17 @@ fn helpers(kind: ReduceKind, dtype: DType) -> String {
     // Final value.
     let fin = match kind {
         _ if is_arg => "return a.i == 0xffffffffu ? 0u : a.i;".to_string(),
+        ReduceKind::Min | ReduceKind::Max if half => format!("return {to_out}(a);"),
         ReduceKind::Min | ReduceKind::Max => "return a;".to_string(),
         ReduceKind::Mean => match dtype {
+            DType::F16 | DType::BF16 => format!("return {to_out}(__double2float_rn(a) / __uint2float_rn(count));"),
             DType::F32 => "return __double2float_rn(a / (double)count);".to_string(),
             DType::F64 => "return a / (double)count;".to_string(),
             DType::I32 => "return __ll2double_rn(a) / (double)count;".to_string(),
             DType::U32 => "return __ull2double_rn(a) / (double)count;".to_string(),
-            // Not generated yet: ops on halves are refused before planning (issue 15).
-            DType::F16 | DType::BF16 => "return a / (double)count;".to_string(),
         },
         _ => match dtype {
+            DType::F16 | DType::BF16 => format!("return {to_out}(__double2float_rn(a));"),
             DType::F32 => "return __double2float_rn(a);".to_string(),
             DType::F64 => "return a;".to_string(),
             _ => format!("return ({o})a;"),
@@ -214,22 +222,19 @@ fn helpers(kind: ReduceKind, dtype: DType) -> String {
     s
 }
 
-/// The identity of min (`+inf`, the type's max) or max (`-inf`, the type's min).
+/// The identity of min (`+inf`, the type's max) or max (`-inf`, the type's min), in the
+/// accumulator's type.
 fn extreme(dtype: DType, high: bool) -> &'static str {
     match (dtype, high) {
-        (DType::F32, true) => "__int_as_float(0x7f800000)",
-        (DType::F32, false) => "__int_as_float((i32)0xff800000u)",
+        // Half values are reduced as floats.
+        (DType::F32 | DType::F16 | DType::BF16, true) => "__int_as_float(0x7f800000)",
+        (DType::F32 | DType::F16 | DType::BF16, false) => "__int_as_float((i32)0xff800000u)",
         (DType::F64, true) => "__longlong_as_double(0x7ff0000000000000ll)",
         (DType::F64, false) => "__longlong_as_double((i64)0xfff0000000000000ull)",
         (DType::I32, true) => "2147483647",
         (DType::I32, false) => "((i32)0x80000000u)",
         (DType::U32, true) => "0xffffffffu",
         (DType::U32, false) => "0u",
-        // ±Inf of the half types (not generated yet: ops on halves are refused, issue 15).
-        (DType::F16, true) => "__ushort_as_half((unsigned short)0x7c00u)",
-        (DType::F16, false) => "__ushort_as_half((unsigned short)0xfc00u)",
-        (DType::BF16, true) => "__ushort_as_bfloat16((unsigned short)0x7f80u)",
-        (DType::BF16, false) => "__ushort_as_bfloat16((unsigned short)0xff80u)",
     }
 }
 

@@ -5,7 +5,8 @@
 //! turns the totals into carries, and the last pass rescans each chunk from its carry. No
 //! kernel needs a block barrier, and a long single row still spreads over √n threads.
 //! Floats add in a different order than a sequential scan (within the summation tolerance);
-//! integers wrap, so their result is exact.
+//! integers wrap, so their result is exact. Halves (f16, bf16) run an f32 value (chunk totals
+//! in f32 too) and round each output once from it.
 
 use std::sync::Arc;
 
@@ -55,6 +56,11 @@ pub fn kernel(kind: ScanKind, dtype: DType, pass: ScanPass) -> Arc<Kernel> {
     let key = KernelKey::Scan { kind, dtype, pass };
     cached(key.clone(), || {
         let t = ctype(dtype);
+        // The running value's type and how an element enters it / leaves it: halves run in
+        // f32 (widened exactly) and each output is rounded once from it.
+        let a = ctype(acc_dtype(dtype));
+        let (load, store) =
+            if dtype.is_half() { ("pc_to_f32", format!("pc_to_{}", dtype.name())) } else { ("", String::new()) };
         let op = match kind {
             ScanKind::Sum => "pc_add",
             ScanKind::Prod => "pc_mul",
@@ -66,11 +72,11 @@ pub fn kernel(kind: ScanKind, dtype: DType, pass: ScanPass) -> Arc<Kernel> {
             ScanPass::Totals => (
                 "pc_scan_totals",
                 format!(
-                    r#"extern "C" __global__ void pc_scan_totals(const {t}* __restrict__ in, {t}* __restrict__ totals, u32 work, u32 n, u32 inner, u32 chunk, u32 chunks) {{
+                    r#"extern "C" __global__ void pc_scan_totals(const {t}* __restrict__ in, {a}* __restrict__ totals, u32 work, u32 n, u32 inner, u32 chunk, u32 chunks) {{
   {grid} {{
     {chunk_of}
-    {t} acc = in[base + p0 * inner];
-    for (u32 p = p0 + 1u; p < p1; ++p) acc = {op}(acc, in[base + p * inner]);
+    {a} acc = {load}(in[base + p0 * inner]);
+    for (u32 p = p0 + 1u; p < p1; ++p) acc = {op}(acc, {load}(in[base + p * inner]));
     totals[e] = acc;
   }}
 }}
@@ -80,12 +86,12 @@ pub fn kernel(kind: ScanKind, dtype: DType, pass: ScanPass) -> Arc<Kernel> {
             ScanPass::Carries => (
                 "pc_scan_carries",
                 format!(
-                    r#"extern "C" __global__ void pc_scan_carries({t}* __restrict__ totals, u32 lanes, u32 inner, u32 chunks) {{
+                    r#"extern "C" __global__ void pc_scan_carries({a}* __restrict__ totals, u32 lanes, u32 inner, u32 chunks) {{
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < lanes; i += (u64)blockDim.x * gridDim.x) {{
     const u32 l = (u32)i % inner, o = (u32)i / inner, base = o * chunks * inner + l;
-    {t} acc = totals[base];
+    {a} acc = totals[base];
     for (u32 c = 1u; c < chunks; ++c) {{
-      const {t} own = totals[base + c * inner];
+      const {a} own = totals[base + c * inner];
       totals[base + c * inner] = acc;
       acc = {op}(acc, own);
     }}
@@ -97,15 +103,15 @@ pub fn kernel(kind: ScanKind, dtype: DType, pass: ScanPass) -> Arc<Kernel> {
             ScanPass::Apply => (
                 "pc_scan_apply",
                 format!(
-                    r#"extern "C" __global__ void pc_scan_apply(const {t}* __restrict__ in, {t}* __restrict__ out, const {t}* __restrict__ totals, u32 work, u32 n, u32 inner, u32 chunk, u32 chunks) {{
+                    r#"extern "C" __global__ void pc_scan_apply(const {t}* __restrict__ in, {t}* __restrict__ out, const {a}* __restrict__ totals, u32 work, u32 n, u32 inner, u32 chunk, u32 chunks) {{
   {grid} {{
     {chunk_of}
     // The first chunk starts from its first element (not from 0 + x, which would turn -0.0 into +0.0).
-    {t} acc = c == 0u ? in[base + p0 * inner] : {op}(totals[e], in[base + p0 * inner]);
-    out[base + p0 * inner] = acc;
+    {a} acc = c == 0u ? {load}(in[base + p0 * inner]) : {op}(totals[e], {load}(in[base + p0 * inner]));
+    out[base + p0 * inner] = {store}(acc);
     for (u32 p = p0 + 1u; p < p1; ++p) {{
-      acc = {op}(acc, in[base + p * inner]);
-      out[base + p * inner] = acc;
+      acc = {op}(acc, {load}(in[base + p * inner]));
+      out[base + p * inner] = {store}(acc);
     }}
   }}
 }}
@@ -117,7 +123,17 @@ pub fn kernel(kind: ScanKind, dtype: DType, pass: ScanPass) -> Arc<Kernel> {
     })
 }
 
-/// Every scan kernel of `kind` over `dtype`.
+/// The dtype of a scan's running value and chunk totals: f32 for the halves (an f32 running
+/// value, each output rounded once from it), else the element type.
+pub fn acc_dtype(dtype: DType) -> DType {
+    if dtype.is_half() {
+        DType::F32
+    } else {
+        dtype
+    }
+}
+
+/// Every kernel a scan of `kind` over `dtype` may launch.
 pub fn all_kernels(kind: ScanKind, dtype: DType) -> Vec<Kernel> {
     [ScanPass::Totals, ScanPass::Carries, ScanPass::Apply]
         .into_iter()

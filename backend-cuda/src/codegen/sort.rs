@@ -12,19 +12,20 @@ use std::sync::Arc;
 
 use polycompute_core::DType;
 
-use super::{bits_type, cached, ctype, Kernel, KernelKey};
+use super::{bits_of_size, cached, ctype, Kernel, KernelKey};
 
 /// The numpy-order key functions.
 pub const SORT_KEY: &str = include_str!("cuda/sort_key.cuh");
 
-/// The unsigned key type of `dtype` (`u64` for f64, else `u32`).
+/// The unsigned key type of `dtype` (`u64` for f64, else `u32`: a half value's key is its
+/// exactly widened f32's).
 pub fn key_type(dtype: DType) -> &'static str {
-    bits_type(dtype)
+    bits_of_size(key_bytes(dtype))
 }
 
 /// Bytes of a key of `dtype`.
 pub fn key_bytes(dtype: DType) -> usize {
-    dtype.size_bytes()
+    dtype.size_bytes().max(4)
 }
 
 const GRID: &str =
@@ -100,7 +101,7 @@ pub fn merge_kernel(key_bytes: usize) -> Arc<Kernel> {
 pub fn gather_kernel(bytes: usize) -> Arc<Kernel> {
     let key = KernelKey::SortGather { bytes };
     cached(key.clone(), || {
-        let t = if bytes == 8 { "u64" } else { "u32" };
+        let t = bits_of_size(bytes);
         let body = format!(
             r#"extern "C" __global__ void pc_sort_gather(const {t}* __restrict__ in, const u32* __restrict__ idx, {t}* __restrict__ out, u32 total, u32 n, u32 inner) {{
   {GRID} {{

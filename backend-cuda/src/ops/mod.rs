@@ -6,29 +6,22 @@ mod fill;
 mod layout;
 mod map;
 pub(crate) mod matmul;
+mod matmul_half;
 mod movement;
 mod reduce;
 mod scan;
 mod sort;
 
-use polycompute_core::{Error, Op, Result};
+use polycompute_core::{DType, Error, Op, Result};
 
 use crate::buffer::CudaBuffer;
 use crate::codegen::sort::SortOutput;
 use crate::device::CudaDevice;
 
-/// The capability an op on f16/bf16 needs and this backend does not have yet (issue 15).
-pub(crate) const HALF_KERNELS: &str = "f16/bf16 kernels, which the CUDA backend does not have yet";
-
 /// Executes `op` on `inputs`, which core's typed layer has already validated (each is this
 /// device's, of the length the op declares, and `Op::output` accepts them), and returns its
 /// output. Every op is matched by name: a new `Op` is a compile error here until handled.
 pub(crate) fn execute(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> Result<CudaBuffer> {
-    // Issue 15: no half kernels here yet; a typed Unsupported, never wrong values.
-    let dtypes: Vec<polycompute_core::DType> = inputs.iter().map(|b| b.dtype).collect();
-    if let Some(half) = polycompute_core::halves::half_dtype_in(op, &dtypes) {
-        return Err(Error::missing_capability(op.name(), half, Some(dev.id()), HALF_KERNELS));
-    }
     let input = |i: usize| {
         inputs.get(i).copied().ok_or_else(|| Error::InvalidShape(format!("{} is missing input {i}", op.name())))
     };
@@ -39,6 +32,11 @@ pub(crate) fn execute(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> Resu
         Op::Fill { fill, dtype, len } => fill::run(dev, *fill, *dtype, *len),
         Op::Transpose { shape, perm } => layout::transpose(dev, input(0)?, shape, perm),
         Op::Reduce { kind, axis, shape } => reduce::run(dev, input(0)?, *kind, *axis, shape),
+        Op::Matmul { lhs, rhs, transpose }
+            if inputs.first().is_some_and(|b| matches!(b.dtype, DType::F16 | DType::BF16)) =>
+        {
+            matmul_half::run_transposed(dev, input(0)?, input(1)?, lhs, rhs, *transpose)
+        }
         Op::Matmul { lhs, rhs, transpose } => matmul::run(dev, input(0)?, input(1)?, lhs, rhs, *transpose),
         Op::MapViews { program, inputs: layouts, shape } => map::run_views(dev, program, layouts, shape, inputs),
         Op::Concat { axis, shapes } => movement::concat(dev, *axis, shapes, inputs),

@@ -25,7 +25,7 @@ pub(super) fn run(
     let plan = ScanPlan::new(outer, n, inner);
     let work = outer * plan.chunks * inner;
     let grid = (dev.grid_1d(work as u64, BLOCK), 1, 1);
-    let totals = dev.new_buffer(src.dtype, if plan.chunks > 1 { work } else { 1 })?;
+    let totals = dev.new_buffer(scan::acc_dtype(src.dtype), if plan.chunks > 1 { work } else { 1 })?;
     if plan.chunks > 1 {
         let mut p = Params::default();
         p.ptr(src.ptr).ptr(totals.ptr).u32(work as u32).u32(n as u32).u32(inner as u32);

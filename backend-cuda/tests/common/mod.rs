@@ -11,7 +11,7 @@ use polycompute_core::DType;
 
 /// A host prelude, as a string literal (so a test's `SHIM` stays a `const`): the C headers
 /// (`<math.h>`, `<stdio.h>`, `<stdlib.h>`, `<string.h>`, or the ones given first), the CUDA
-/// qualifiers, `pc_dim3`, the bit-cast and conversion intrinsics, `__umulhi`, `pc_read` (a whole
+/// qualifiers, `pc_dim3`, the half storage types `pc_f16`/`pc_bf16`, the bit-cast and conversion intrinsics, `__umulhi`, `pc_read` (a whole
 /// file into a fresh buffer) and `pc_write` (a buffer into a file), then the test's own `rest`.
 macro_rules! cuda_host_shim {
     ($rest:literal) => {
@@ -33,6 +33,11 @@ macro_rules! cuda_host_shim {
 #define __global__
 #define __forceinline__ inline
 struct pc_dim3 { unsigned x, y, z; };
+// The half storage types, defined once here (the prelude skips its own definitions), so one
+// pointer type serves every kernel's namespace.
+#define PC_HALF_TYPES_DEFINED
+struct pc_f16 { unsigned short bits; };
+struct pc_bf16 { unsigned short bits; };
 static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
 static inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
 static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
@@ -72,7 +77,7 @@ pub fn host_type(d: DType) -> &'static str {
         DType::F64 => "double",
         DType::I32 => "int",
         DType::U32 => "unsigned",
-        // The halves' bits (no host kernel handles them yet: issue 15).
-        DType::F16 | DType::BF16 => "unsigned short",
+        DType::F16 => "pc_f16",
+        DType::BF16 => "pc_bf16",
     }
 }

@@ -95,8 +95,9 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 }
 "#;
 
-/// cuBLAS whose GEMMs fail with `CUBLAS_STATUS_EXECUTION_FAILED` (13) after poisoning the
-/// fake driver's stream with 700, as a fault inside a GEMM kernel would.
+/// cuBLAS whose f32/f64 GEMMs fail with `CUBLAS_STATUS_EXECUTION_FAILED` (13) after poisoning
+/// the fake driver's stream with 700, as a fault inside a GEMM kernel would; its half GEMM
+/// (`cublasGemmStridedBatchedEx`) succeeds and records its arguments.
 pub const FAKE_CUBLAS: &str = r#"
 #include <dlfcn.h>
 static int handle;
@@ -111,6 +112,23 @@ static int fault(void) {
 }
 int cublasSgemmStridedBatched(void) { return fault(); }
 int cublasDgemmStridedBatched(void) { return fault(); }
+/* The half GEMM succeeds and records its arguments (read back with fake_gemm_ex_arg):
+   0-1 transa/b, 2-4 m n k, 5-7 A type, lda, strideA, 8-10 B's, 11-13 C's, 14 batch,
+   15 compute type, 16 algo, 17 alpha == 1.0f and beta == 0.0f, 18-19 A's and B's first
+   element bits (which operand went where), 20 calls. */
+static long long ex[21];
+long long fake_gemm_ex_arg(int i) { return ex[i]; }
+int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, const void *alpha,
+    const void *a, int at, int lda, long long sa, const void *b, int bt, int ldb, long long sb,
+    const void *beta, void *c, int ct, int ldc, long long sc, int batch, int compute, int algo) {
+  if (h != &handle || !c) return 7;
+  long long v[20] = {ta, tb, m, n, k, at, lda, sa, bt, ldb, sb, ct, ldc, sc, batch, compute, algo,
+                     *(const float *)alpha == 1.0f && *(const float *)beta == 0.0f,
+                     *(const unsigned short *)a, *(const unsigned short *)b};
+  for (int i = 0; i < 20; ++i) ex[i] = v[i];
+  ex[20] += 1;
+  return 0;
+}
 "#;
 
 /// cuBLAS whose strided batched GEMMs compute on the host (the fake driver's device memory is
@@ -211,6 +229,27 @@ pub fn fake_counter(name: &str) -> i32 {
         let f = lib.get::<unsafe extern "C" fn() -> i32>(format!("{name}\0").as_bytes()).expect(name);
         f()
     }
+}
+
+/// Reads argument `i` of the fake cuBLAS's last `cublasGemmStridedBatchedEx` call (see
+/// `FAKE_CUBLAS`), in the child, where the fake is the cuBLAS the backend loaded.
+pub fn fake_gemm_ex_arg(i: i32) -> i64 {
+    let path = std::env::var_os("POLYCOMPUTE_CUBLAS_LIB").expect("the fake cuBLAS");
+    // SAFETY: the fake cuBLAS is loaded (the backend loaded it from this path); the function
+    // is `long long f(int)`.
+    unsafe {
+        let lib = libloading::Library::new(path).expect("the fake cuBLAS");
+        let f = lib.get::<unsafe extern "C" fn(i32) -> i64>(b"fake_gemm_ex_arg\0").expect("fake_gemm_ex_arg");
+        f(i)
+    }
+}
+
+/// [`run_against_fake_driver`] with a cuBLAS that lacks the entry point `missing` (as an old
+/// library would): the child's output when it ran, `None` when skipped.
+pub fn run_against_cublas_without(test: &str, check: fn(), missing: &str) -> Option<String> {
+    let source = FAKE_CUBLAS.replace(&format!("int {missing}("), &format!("int renamed_{missing}("));
+    assert_ne!(source, FAKE_CUBLAS, "the fake cuBLAS defines no {missing}");
+    run_against_with(test, check, FAKE_DRIVER, &source)
 }
 
 fn run_against(test: &str, check: fn(), driver_source: &str) -> Option<String> {

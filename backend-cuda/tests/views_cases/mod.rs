@@ -295,7 +295,12 @@ pub fn compare(c: &Case, got: &HostVec, want: &HostVec) -> Vec<String> {
             vec![format!("{}: got {got:?}\n want {want:?}", c.tag)]
         };
     }
-    let eps = if c.out == DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+    let eps = match c.out {
+        DType::F32 => f32::EPSILON as f64,
+        DType::F16 => f16::EPSILON.to_f64(),
+        DType::BF16 => bf16::EPSILON.to_f64(),
+        _ => f64::EPSILON,
+    };
     let inputs: Vec<f64> = c.inputs.iter().filter(|v| v.dtype().is_float()).flat_map(as_f64).collect();
     let sum_abs: f64 = inputs.iter().map(|x| x.abs()).sum();
     let prod = matches!(c.op, Op::Scan { kind: ScanKind::Prod, .. });

@@ -53,9 +53,10 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Opti
                 Ok(out)
             }
         }),
-        Op::Matmul { lhs, rhs } => {
+        // Widening keeps each buffer's element order, so a transposed operand stays one.
+        Op::Matmul { lhs, rhs, transpose } => {
             let b = map::cast(dev, inputs[1], DType::F32);
-            in_f32(dev, inputs[0], dtype, |a| matmul::run(dev, lhs, rhs, a, &b?))
+            in_f32(dev, inputs[0], dtype, |a| matmul::run(dev, lhs, rhs, *transpose, a, &b?))
         }
         Op::Transpose { shape, perm } => transpose(dev, shape, perm, inputs[0]),
         Op::Concat { axis, shapes } => concat(dev, *axis, shapes, inputs),

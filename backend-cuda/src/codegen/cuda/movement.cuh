@@ -14,3 +14,19 @@ PC_FN void pc_atomic_add(float* p, float v) { atomicAdd(p, v); }
 PC_FN void pc_atomic_add(double* p, double v) { atomicAdd(p, v); }
 PC_FN void pc_atomic_add(u32* p, u32 v) { atomicAdd(p, v); }
 PC_FN void pc_atomic_add(i32* p, i32 v) { atomicAdd((u32*)p, (u32)v); }
+// Halves: a compare-and-swap loop on the aligned 32-bit word that holds the element (device
+// allocations are whole words), each add computed in float and rounded once (`pc_add`).
+template <class H> PC_FN void pc_atomic_add_half(H* p, H v) {
+  u32* w = (u32*)((u64)p & ~3ull);
+  const u32 shift = ((u64)p & 2ull) ? 16u : 0u;
+  u32 old = *w, assumed;
+  do {
+    assumed = old;
+    H cur;
+    cur.bits = (u16)(assumed >> shift);
+    const u32 sum = pc_add(cur, v).bits;
+    old = atomicCAS(w, assumed, (assumed & ~(0xffffu << shift)) | (sum << shift));
+  } while (old != assumed);
+}
+PC_FN void pc_atomic_add(pc_f16* p, pc_f16 v) { pc_atomic_add_half(p, v); }
+PC_FN void pc_atomic_add(pc_bf16* p, pc_bf16 v) { pc_atomic_add_half(p, v); }

@@ -13,3 +13,6 @@ PC_FN u64 pc_sort_key(double x) {
 }
 PC_FN u32 pc_sort_key(i32 x) { return (u32)x ^ 0x80000000u; }
 PC_FN u32 pc_sort_key(u32 x) { return x; }
+// Half values sort by their (exact) f32 widening.
+PC_FN u32 pc_sort_key(pc_f16 x) { return pc_sort_key(pc_f16_to_float(x)); }
+PC_FN u32 pc_sort_key(pc_bf16 x) { return pc_sort_key(pc_bf16_to_float(x)); }
