@@ -10,16 +10,20 @@
 # the namespaces have no route out, and Open MPI is told so anyway (pml ob1, btl
 # self,vader,tcp, TCP and the out-of-band channel pinned to the veth subnet; no UCX).
 #
-# Asserts, from `polycompute probe --json` on rank 0 (4 ranks, 2 slots per host): the two
-# hosts, node-local ranks 0 and 1 on each (MPI_Comm_split_type(SHARED)), the fake ssh used
-# for nodeB, and the device rule by local rank: the CPU on these GPU-less hosts, and with
-# POLYCOMPUTE_MPI_FAKE_GPUS (the rule's test hook: this many CUDA GPUs on the node) GPU
-# `local rank % count` per node. Then `polycompute demo` under the same launch: a pool whose
-# tasks and results cross between the hosts over TCP, cross-checked on the CPU.
+# Asserts, on 4 ranks (2 slots per host; rank 0 and worker rank 1 on nodeA, worker ranks 2
+# and 3 on nodeB): that mpirun started nodeB through the fake ssh; from `polycompute probe
+# --json` on rank 0, the two hosts, node-local ranks 0 and 1 on each (MPI_Comm_split_type
+# (SHARED)) and the device rule by local rank: the CPU on these GPU-less hosts, and with
+# POLYCOMPUTE_MPI_FAKE_GPUS (the rule's test hook: the node's CUDA GPU count, set per host)
+# the one GPU of nodeA for its rank and GPU `local rank % 2` on nodeB; `polycompute demo`
+# completing under the launch; and the MPI test's two-host case (tests/mpi, MPI_TWO_HOSTS):
+# the 10,000-task map identical to the local pool with every worker rank taking part, each
+# task's rank on its own host and device.
 #
-# Needs root (namespaces), iproute2, util-linux and Open MPI; builds polycompute with
-# `--features mpi` unless POLYCOMPUTE_BIN names a binary. Idempotent (leftovers of an
-# interrupted run are removed first; everything is removed on exit). About 10 s once built.
+# Needs root (namespaces), iproute2, util-linux and Open MPI; builds polycompute and the MPI
+# test with `--features mpi` unless POLYCOMPUTE_BIN and MPI_TEST_EXE name them. Idempotent
+# (an interrupted run's namespaces are removed first; everything is removed on exit). The
+# four launches take 2-4 s here (2 shared cores), the builds what they take.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,22 +58,30 @@ remove_hosts() {
 remove_hosts # an interrupted run's
 tmp="$(mktemp -d /tmp/mpi-two-node.XXXXXX)"
 trap 'remove_hosts; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap cleans up after a signal too
+unset FAKE_GPUS_nodeA FAKE_GPUS_nodeB
 
-bin="${POLYCOMPUTE_BIN:-}"
-if [[ -z "$bin" ]]; then
-    echo "+ cargo build -p polycompute --features mpi"
-    built="$(cargo build -p polycompute --features mpi --message-format=json |
-        python3 -c 'import json, sys
+# `artifact NAME CARGO-ARGS...`: the executable cargo builds for target NAME.
+artifact() {
+    local name=$1
+    shift
+    echo "+ cargo $* --features mpi" >&2
+    cargo "$@" --features mpi --message-format=json | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "polycompute" and m.get("executable"):
-        print(m["executable"])')"
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable"):
+        print(m["executable"])' "$name"
+}
+bin="${POLYCOMPUTE_BIN:-}"
+if [[ -z "$bin" ]]; then
     # A private copy: the uplifted binary may be replaced by another build meanwhile.
-    cp "$built" "$tmp/polycompute"
+    cp "$(artifact polycompute build -p polycompute)" "$tmp/polycompute"
     bin="$tmp/polycompute"
 fi
-[[ -x "$bin" ]] || die "no polycompute binary at '$bin'"
-bin="$(realpath "$bin")"
+test_exe="${MPI_TEST_EXE:-}"
+[[ -n "$test_exe" ]] || test_exe="$(artifact mpi test -p polycompute --test mpi --no-run)"
+[[ -x "$bin" && -x "$test_exe" ]] || die "no polycompute binary ('$bin') or MPI test ('$test_exe')"
+bin="$(realpath "$bin")" test_exe="$(realpath "$test_exe")"
 
 for h in "${hosts[@]}"; do
     ip netns add "${ns[$h]}"
@@ -128,15 +140,15 @@ export OMPI_MCA_plm_rsh_agent="$tmp/ssh"
 [[ "$OMPI_MCA_btl_tcp_if_include" == "$subnet" && "$OMPI_MCA_oob_tcp_if_include" == "$subnet" &&
     "$OMPI_MCA_pml" == ob1 ]] || die "MPI traffic must be pinned to the namespaces' subnet"
 
-# `launch WHAT ARGS...`: 4 ranks, 2 per host, from nodeA; stdout to $tmp/WHAT.out.
+# `launch WHAT EXE ARGS...`: 4 ranks, 2 per host, from nodeA; stdout to $tmp/WHAT.out.
 launch() {
     local what=$1
     shift
-    echo "+ mpirun -n 4 --hostfile {nodeA,nodeB slots=2} polycompute $*"
+    echo "+ mpirun -n 4 --hostfile {nodeA,nodeB slots=2} $(basename "$1") ${*:2}"
     : >"$tmp/ssh.log"
     local rc=0
     timeout -k 5 60 "$tmp/on-node" nodeA mpirun --hostfile "$tmp/hostfile" -n 4 --map-by slot \
-        "$bin" "$@" >"$tmp/$what.out" 2>"$tmp/$what.err" || rc=$?
+        "$@" >"$tmp/$what.out" 2>"$tmp/$what.err" || rc=$?
     if ((rc != 0)); then
         cat "$tmp/$what.err" "$tmp/$what.out" >&2
         die "mpirun ($what) exited with status $rc"
@@ -164,15 +176,17 @@ print("  " + ", ".join(f"rank {r['rank']} {r['host']}/local {r['local_rank']}: {
 EOF
 }
 
+runs=$SECONDS
 # 1. GPU-less hosts: every worker rank falls back to the CPU.
-launch probe probe --json
+launch probe "$bin" probe --json
 check_probe "$tmp/probe.out" "" "" || die "probe on GPU-less hosts: see above"
 # 2. The rule by local rank, per host: one GPU on nodeA (everyone's), two on nodeB (local
 #    rank modulo 2). Per-host values also show each rank took its own host's setting.
-FAKE_GPUS_nodeA=1 FAKE_GPUS_nodeB=2 launch probe-gpus probe --json
+FAKE_GPUS_nodeA=1 FAKE_GPUS_nodeB=2 launch probe-gpus "$bin" probe --json
 check_probe "$tmp/probe-gpus.out" 1 2 || die "probe with 1 GPU on nodeA, 2 on nodeB: see above"
-# 3. A pool across the hosts: 3 worker ranks (1 on nodeA, 2 on nodeB), results cross-checked.
-launch demo demo --json --tasks 12 --samples 4096 --size 32
+# 3. The demo's pool across the hosts, results cross-checked on the CPU (which ranks ran
+#    tasks the demo does not say: step 4 checks that).
+launch demo "$bin" demo --json --tasks 12 --samples 4096 --size 32
 python3 - "$tmp/demo.out" <<'EOF' || die "demo across two hosts: see above"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -182,4 +196,8 @@ assert r["cross_check"]["ok"], f"cross-check: {r['cross_check']}"
 assert sum(d["workers"] for d in r["devices"]) == 3, f"devices {r['devices']}"
 print(f"  demo: {r['succeeded']} tasks on 3 worker ranks, cross-check ok")
 EOF
-echo "scripts/mpi-two-node.sh: two simulated hosts passed in $((SECONDS - started)) s"
+# 4. The MPI test's two-host case: local ranks per host, the 10,000-task map identical to the
+#    local pool with every rank taking part, each task's rank on its own host and device.
+MPI_TWO_HOSTS=1 launch two-hosts "$test_exe"
+sed 's/^/  /' "$tmp/two-hosts.out"
+echo "scripts/mpi-two-node.sh: two simulated hosts passed: 4 launches in $((SECONDS - runs)) s, $((SECONDS - started)) s in all"
