@@ -18,7 +18,8 @@
 # the one GPU of nodeA for its rank and GPU `local rank % 2` on nodeB; `polycompute demo`
 # completing under the launch; and the MPI test's two-host case (tests/mpi, MPI_TWO_HOSTS):
 # the 10,000-task map identical to the local pool with every worker rank taking part, each
-# task's rank on its own host and device.
+# task's rank on its own host and device, and (given MPI_DIGEST, a one-host run's `DIGEST`
+# line, as scripts/mpi.sh does) the same outputs as on one host.
 #
 # Needs root (namespaces), iproute2, util-linux and Open MPI; builds polycompute and the MPI
 # test with `--features mpi` unless POLYCOMPUTE_BIN and MPI_TEST_EXE name them. Idempotent
@@ -84,7 +85,7 @@ test_exe="${MPI_TEST_EXE:-}"
 bin="$(realpath "$bin")" test_exe="$(realpath "$test_exe")"
 
 for h in "${hosts[@]}"; do
-    ip netns add "${ns[$h]}"
+    ip netns add "${ns[$h]}" || die "cannot create network namespaces (needs root with CAP_SYS_ADMIN)"
     mkdir -p "/etc/netns/${ns[$h]}"
     {
         echo "127.0.0.1 localhost"
@@ -200,4 +201,9 @@ EOF
 #    local pool with every rank taking part, each task's rank on its own host and device.
 MPI_TWO_HOSTS=1 launch two-hosts "$test_exe"
 sed 's/^/  /' "$tmp/two-hosts.out"
+# The same seed, the same outputs: on two hosts as on one (MPI_DIGEST: a one-host run's).
+digest="$(grep '^DIGEST ' "$tmp/two-hosts.out" || true)"
+[[ -n "$digest" ]] || die "the two-host case printed no DIGEST"
+[[ -z "${MPI_DIGEST:-}" || "$digest" == "$MPI_DIGEST" ]] ||
+    die "two hosts gave '$digest', one host '$MPI_DIGEST': the same seed must give the same outputs"
 echo "scripts/mpi-two-node.sh: two simulated hosts passed: 4 launches in $((SECONDS - runs)) s, $((SECONDS - started)) s in all"

@@ -76,4 +76,4 @@ if ((rc == 0 || took >= 30)); then
 fi
 echo "a killed worker rank ended the job in ${took}s (mpirun status $rc)"
 echo "scripts/mpi.sh: MPI worker ranks passed on 4 and 2 ranks (same outputs as the local pool)"
-MPI_TEST_EXE="$exe" scripts/mpi-two-node.sh # two simulated hosts (network namespaces, a fake ssh), ~5 s once built
+MPI_TEST_EXE="$exe" MPI_DIGEST="$d4" scripts/mpi-two-node.sh # two simulated hosts (network namespaces, a fake ssh), ~5 s once built
