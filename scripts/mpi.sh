@@ -97,3 +97,4 @@ if [[ "$(cat "$status" 2>/dev/null)" != 3 ]]; then
     exit 1
 fi
 echo "scripts/mpi.sh: MPI worker ranks passed on 4 and 2 ranks (same outputs as the local pool), journal and recovery"
+MPI_TEST_EXE="$exe" MPI_DIGEST="$d4" scripts/mpi-two-node.sh # two simulated hosts (network namespaces, a fake ssh), ~5 s once built

@@ -347,6 +347,39 @@ fn bench(tasks: &Tasks) -> Result<(), String> {
     Ok(())
 }
 
+/// With `MPI_TWO_HOSTS` set (`scripts/mpi-two-node.sh`: ranks on two simulated hosts): the
+/// node-local ranks count from 0 on each host, the 10,000-task map gives the local pool's
+/// outputs with every rank taking part, and each task's rank reports its own host and device.
+fn two_hosts(tasks: &Tasks) -> Result<(), String> {
+    let world = pool::mpi_world().ok_or("no MPI world")?;
+    let hosts = world.hosts();
+    check(hosts.len() == 2, format!("hosts {hosts:?}: the launch must span two"))?;
+    for host in &hosts {
+        let mut locals: Vec<usize> = world.ranks.iter().filter(|r| &r.host == host).map(|r| r.local_rank).collect();
+        locals.sort();
+        check(locals == (0..locals.len()).collect::<Vec<_>>(), format!("node-local ranks {locals:?} on {host}"))?;
+    }
+    let pool = Pool::builder(tasks).seed(SEED).build().map_err(|e| e.to_string())?;
+    many(&pool)?;
+    let got: Vec<_> = pool
+        .map::<Where>((0..16 * world.size).map(|_| ()))
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let mut seen: Vec<usize> = Vec::new();
+    for (rank, host, device) in &got {
+        let me = world.ranks.get(*rank).ok_or(format!("a task ran on rank {rank}"))?;
+        check(*rank >= 1 && *host == me.host, format!("rank {rank} says host {host}, the world {}", me.host))?;
+        check(me.device == device.as_str(), format!("rank {rank} opened {device}, the world says {}", me.device))?;
+        seen.push(*rank);
+    }
+    seen.sort();
+    seen.dedup();
+    check(seen == (1..world.size).collect::<Vec<_>>(), format!("tasks ran on ranks {seen:?}"))?;
+    println!("two hosts: {hosts:?}, every worker rank ran tasks on its own host");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -376,6 +409,9 @@ fn main() -> ExitCode {
         }
         if std::env::var_os("MPI_BENCH").is_some() {
             return bench(&tasks);
+        }
+        if std::env::var_os("MPI_TWO_HOSTS").is_some() {
+            return two_hosts(&tasks);
         }
         let plan = pool::worker_plan();
         check(plan.mode == WorkerMode::Mpi, format!("plan under mpirun: {plan:?}"))?;

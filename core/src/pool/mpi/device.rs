@@ -8,6 +8,9 @@ use crate::DeviceId;
 /// `local_rank % count` of the first backend with GPUs (CUDA, then wgpu); the CPU on a
 /// node without GPUs.
 pub(crate) fn for_local_rank(local_rank: usize) -> DeviceId {
+    if let Some(ordinal) = fake_gpus().map(|n| pick(&(0..n).collect::<Vec<_>>(), local_rank)) {
+        return ordinal.map_or(DeviceId::new(BackendKind::Cpu, 0), |o| DeviceId::new(BackendKind::Cuda, o));
+    }
     let gpus = |kind: BackendKind| -> Vec<usize> {
         crate::registry::backend(kind)
             .and_then(|b| b.devices())
@@ -21,6 +24,15 @@ pub(crate) fn for_local_rank(local_rank: usize) -> DeviceId {
         }
     }
     DeviceId::new(BackendKind::Cpu, 0)
+}
+
+/// For tests of the rule on machines without GPUs (`scripts/mpi-two-node.sh`): the node's
+/// CUDA GPU count, instead of asking the backends. Only the device a rank reports changes (as
+/// `probe` shows it); a pool on such a rank would fail to open a GPU that is not there.
+const FAKE_GPUS: &str = "POLYCOMPUTE_MPI_FAKE_GPUS";
+
+fn fake_gpus() -> Option<usize> {
+    std::env::var(FAKE_GPUS).ok()?.trim().parse().ok()
 }
 
 /// The rule itself: one visible GPU is everyone's; otherwise local rank modulo the count.
