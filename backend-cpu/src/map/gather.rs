@@ -66,8 +66,15 @@ impl Gather {
             return;
         }
         let last = nd - 1;
-        // Unravel `start` into an index and the input offset it reads.
-        let mut idx = vec![0usize; nd];
+        // Unravel `start` into an index and the input offset it reads (the index on the
+        // stack for the usual ranks: this runs once per chunk).
+        let (mut small, mut big) = ([0usize; 8], Vec::new());
+        let idx: &mut [usize] = if nd <= small.len() {
+            &mut small[..nd]
+        } else {
+            big.resize(nd, 0);
+            &mut big
+        };
         let mut rest = start;
         let mut off = self.offset;
         for ax in (0..nd).rev() {
@@ -80,17 +87,8 @@ impl Gather {
         while k < out.len() {
             let run = (out.len() - k).min(len - idx[last]);
             let dst = &mut out[k..k + run];
-            // `off` and every offset below are in the buffer: core checked the layout.
-            let at = off as usize;
-            match stride {
-                0 => dst.fill(src[at]),
-                1 => dst.copy_from_slice(&src[at..at + run]),
-                s => {
-                    for (j, o) in dst.iter_mut().enumerate() {
-                        *o = src[(off + j as isize * s) as usize];
-                    }
-                }
-            }
+            // `off` and every offset of the run are in the buffer: core checked the layout.
+            strided_run(src, off as usize, stride, dst);
             k += run;
             idx[last] += run;
             off += run as isize * stride;
@@ -105,6 +103,69 @@ impl Gather {
             }
         }
     }
+}
+
+/// `dst[j] = src[at + j * stride]`: one run along the last axis, read with a constant
+/// stride. The elements read are cut out as one slice first (one bounds check per run), and
+/// the loops below have no index arithmetic: a step-2 read is a pairwise walk that LLVM
+/// turns into vector loads and shuffles, other strides an iterator step.
+#[inline]
+fn strided_run<T: Copy>(src: &[T], at: usize, stride: isize, dst: &mut [T]) {
+    let n = dst.len();
+    if n == 0 {
+        return;
+    }
+    let step = stride.unsigned_abs();
+    let span = (n - 1) * step;
+    match stride {
+        0 => dst.fill(src[at]),
+        1 => dst.copy_from_slice(&src[at..at + n]),
+        -1 => {
+            for (o, &x) in dst.iter_mut().zip(src[at - span..=at].iter().rev()) {
+                *o = x;
+            }
+        }
+        2 => strided_loop::<T, 2, false>(&src[at..=at + span], dst),
+        -2 => strided_loop::<T, 2, true>(&src[at - span..=at], dst),
+        s if s > 0 => {
+            for (o, &x) in dst.iter_mut().zip(src[at..=at + span].iter().step_by(step)) {
+                *o = x;
+            }
+        }
+        _ => {
+            for (o, &x) in dst.iter_mut().zip(src[at - span..=at].iter().rev().step_by(step)) {
+                *o = x;
+            }
+        }
+    }
+}
+
+/// `dst[j] = src[j * S]` (or, `REV`, `src[src.len() - 1 - j * S]`) for a constant stride
+/// `S`, `src` of `(dst.len() - 1) * S + 1` elements; run under the kernels' run-time
+/// dispatch so that the groups of `S` are read with the widest vectors the CPU has.
+fn strided_loop<T: Copy, const S: usize, const REV: bool>(src: &[T], dst: &mut [T]) {
+    super::kernels::dispatch(
+        #[inline(always)]
+        || {
+            // The last element (first, reversed) stands alone: no full group holds it.
+            let (body, tail) = dst.split_at_mut(src.len() / S);
+            if REV {
+                for (o, c) in body.iter_mut().zip(src.rchunks_exact(S)) {
+                    *o = c[S - 1];
+                }
+                if let (Some(o), Some(&x)) = (tail.first_mut(), src.first()) {
+                    *o = x;
+                }
+            } else {
+                for (o, c) in body.iter_mut().zip(src.chunks_exact(S)) {
+                    *o = c[0];
+                }
+                if let (Some(o), Some(&x)) = (tail.first_mut(), src.last()) {
+                    *o = x;
+                }
+            }
+        },
+    );
 }
 
 #[cfg(test)]
@@ -160,6 +221,16 @@ mod tests {
             base.permute(&[2, 0, 1]).unwrap().flip(0).unwrap(),
             // x[1:2, :, 2:3]
             Layout { shape: s(&[1, 5, 1]), strides: vec![30, 6, 1], offset: 32 },
+            // x[:, :, ::2], x[:, :, ::-2], x[:, :, 1::2], x[::-1, 1:, 5::-1]: the step-2 loops and
+            // their lone last element, forwards and backwards.
+            Layout { shape: s(&[4, 5, 3]), strides: vec![30, 6, 2], offset: 0 },
+            Layout { shape: s(&[4, 5, 3]), strides: vec![30, 6, -2], offset: 5 },
+            Layout { shape: s(&[4, 5, 3]), strides: vec![30, 6, 2], offset: 1 },
+            Layout { shape: s(&[4, 4, 6]), strides: vec![-30, 6, -1], offset: 101 },
+            // A flat step-2 and step-(-2) walk of many elements (the vector body).
+            Layout { shape: s(&[60]), strides: vec![2], offset: 0 },
+            Layout { shape: s(&[59]), strides: vec![-2], offset: 119 },
+            Layout { shape: s(&[29]), strides: vec![-4], offset: 117 },
         ];
         for v in views {
             let out = v.shape.clone();

@@ -200,7 +200,7 @@ impl<F: FnOnce()> WithSimd for Kernel<F> {
 /// Runs `f` under run-time dispatch. `f` must be a closure whose body is made of
 /// `#[inline(always)]` calls, so that it is compiled inside the dispatched function.
 #[inline(always)]
-fn dispatch(f: impl FnOnce()) {
+pub(crate) fn dispatch(f: impl FnOnce()) {
     pulp::Arch::new().dispatch(Kernel(f));
 }
 

@@ -1,7 +1,8 @@
 //! `Op::Map`: block-wise evaluation of a fused elementwise program (numexpr's idea). The
-//! output is cut into chunks of [`plan::CHUNK`] elements; each instruction runs over a whole
-//! chunk into a small scratch buffer, so dispatch costs one indirect call per instruction
-//! per chunk and every inner loop is a plain loop over slices. Chunks run in parallel when
+//! output is cut into chunks of [`plan::CHUNK`] elements ([`plan::VIEW_CHUNK`] when a view
+//! is gathered); each instruction runs over a whole chunk into a small scratch buffer, so
+//! dispatch costs one indirect call per instruction per chunk and every inner loop is a
+//! plain loop over slices. Chunks run in parallel when
 //! the array is big enough. Prepared plans are cached per (program, shapes).
 
 mod fuse;
@@ -78,10 +79,11 @@ pub(crate) fn run(plan: &Plan, inputs: &[HostSlice<'_>], len: usize, pool: &Arc<
 fn run_typed<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], out: &mut [T]) {
     let len = out.len();
     let task_len = stream_task(len, plan::CHUNK);
+    let chunk_len = plan.chunk;
     let task = |(t, part): (usize, &mut [T])| {
         let mut scratch = plan.new_scratch(part.len());
-        for (c, chunk) in part.chunks_mut(plan::CHUNK).enumerate() {
-            plan.run_chunk(inputs, t * task_len + c * plan::CHUNK, T::erase(chunk), &mut scratch);
+        for (c, chunk) in part.chunks_mut(chunk_len).enumerate() {
+            plan.run_chunk(inputs, t * task_len + c * chunk_len, T::erase(chunk), &mut scratch);
         }
     };
     if len >= PAR_MIN {
