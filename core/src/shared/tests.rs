@@ -174,7 +174,8 @@ fn carried_as_a_handle_by_default_and_as_data_for_other_hosts() {
     assert_eq!(back.as_slice(), copy.as_slice());
     // Every element type, halves included; empty arrays too.
     let h = SharedArray::from_slice(&[half::f16::from_f32(1.5), half::f16::from_f32(-2.0)], &[2]).unwrap();
-    let back: SharedArray<half::f16> = postcard::from_bytes(&carry::as_data(|| postcard::to_allocvec(&h).unwrap())).unwrap();
+    let back: SharedArray<half::f16> =
+        postcard::from_bytes(&carry::as_data(|| postcard::to_allocvec(&h).unwrap())).unwrap();
     assert_eq!(back.as_slice(), h.as_slice());
     let e = SharedArray::<i32>::zeros(&[0, 7]).unwrap();
     let back: SharedArray<i32> = postcard::from_bytes(&carry::as_data(|| postcard::to_allocvec(&e).unwrap())).unwrap();
