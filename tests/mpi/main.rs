@@ -8,6 +8,9 @@
 //! `MPI_RECOVER=<status>` (under `mpirun --enable-recovery`: a lost rank, its task retried),
 //! `MPI_BENCH` (figures beside mpi4py.futures, scripts/mpi-bench.sh).
 //!
+//! The default mode (and the two-host one) also sends `SharedArray` inputs, outputs and shared
+//! data between ranks: each must arrive as the receiving rank's own array, with the values.
+//!
 //! Prints `DIGEST <hex>` (a hash of every result of the 10,000-task map) so the script can
 //! compare runs on 2 and 4 ranks: the same seed must give the same outputs on any number
 //! of ranks, and on the local pool (compared here, in-process).

@@ -187,7 +187,8 @@ impl<T: Element> SharedArray<T> {
         Ok(SharedArray { seg, shape: handle.shape.clone(), offset, _t: PhantomData })
     }
 
-    /// The small handle this array serializes as.
+    /// The small handle this array serializes as (for a receiver on this host; see the
+    /// module docs for other hosts).
     pub fn handle(&self) -> SharedHandle {
         SharedHandle {
             name: self.seg.name.clone(),
