@@ -65,7 +65,7 @@ pub fn payload_ref(data: &[u8]) {
 }
 
 /// First byte even: the rest decoded as a `SharedArray<f32>` (a [`SharedHandle`], then its
-/// attaching), as a task input holding one is. Odd: a live array's handle with the shape,
+/// attaching; or the array's data, copied into a new one), as a task input holding one is. Odd: a live array's handle with the shape,
 /// offset and dtype the bytes give, attached and read whole (a bounds error would read
 /// outside the mapping, which the address sanitizer reports).
 pub fn shared_handle(data: &[u8]) {
@@ -186,8 +186,12 @@ pub fn seeds() -> io::Result<Vec<(&'static str, Vec<u8>)>> {
     out.push(("payload_ref", postcard::to_allocvec(&r).map_err(other)?));
     let handle = array.handle();
     let mut even = vec![0u8];
-    even.extend(postcard::to_allocvec(&handle).map_err(other)?);
+    even.extend(postcard::to_allocvec(&array).map_err(other)?);
     out.push(("shared_handle", even));
+    // The form an MPI rank gets: the data itself (decoding makes an array of its own).
+    let mut data = vec![0u8];
+    data.extend(crate::shared::carry::as_data(|| postcard::to_allocvec(&array)).map_err(other)?);
+    out.push(("shared_handle", data));
     out.push(("shared_handle", postcard_handle(&SharedHandle { shape: vec![2, 2], offset: 8, ..handle })?));
     let mut odd = vec![0b0000_0011];
     odd.extend_from_slice(&16u64.to_be_bytes());
@@ -208,7 +212,8 @@ fn fail() -> crate::pool::task::Failure {
 }
 
 fn postcard_handle(h: &SharedHandle) -> io::Result<Vec<u8>> {
-    let mut v = vec![0u8];
+    // The even branch, then variant 0 of a shared array's encoding: a handle.
+    let mut v = vec![0u8, 0u8];
     v.extend(postcard::to_allocvec(h).map_err(|e| io::Error::other(e.to_string()))?);
     Ok(v)
 }

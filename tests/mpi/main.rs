@@ -8,6 +8,9 @@
 //! `MPI_RECOVER=<status>` (under `mpirun --enable-recovery`: a lost rank, its task retried),
 //! `MPI_BENCH` (figures beside mpi4py.futures, scripts/mpi-bench.sh).
 //!
+//! The default mode (and the two-host one) also sends `SharedArray` inputs, outputs and shared
+//! data between ranks: each must arrive as the receiving rank's own array, with the values.
+//!
 //! Prints `DIGEST <hex>` (a hash of every result of the 10,000-task map) so the script can
 //! compare runs on 2 and 4 ranks: the same seed must give the same outputs on any number
 //! of ranks, and on the local pool (compared here, in-process).
@@ -18,6 +21,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use polycompute::pool::{self, BoxError, TaskErrorKind};
+use polycompute::shared::SharedArray;
 use polycompute::{Pool, Task, TaskError, Tasks, WorkerContext, WorkerMode};
 
 /// How the panics this test provokes begin (kept out of the output).
@@ -116,12 +120,61 @@ impl Task for Counted {
     }
 }
 
+/// Sums a shared array input on a worker rank; says whether the rank owns the array it got
+/// (a copy sent as data: it must, ranks may be on other hosts), its segment and the rank.
+struct ShmSum;
+impl Task for ShmSum {
+    const NAME: &'static str = "shm_sum";
+    type Input = SharedArray<f32>;
+    type Output = (f64, bool, String, usize);
+    fn run(&self, ctx: &mut WorkerContext, a: SharedArray<f32>) -> Result<(f64, bool, String, usize), BoxError> {
+        let rank = ctx.mpi_rank().ok_or("not on an MPI rank")?.rank;
+        Ok((a.as_slice().iter().map(|&x| f64::from(x)).sum(), a.is_creator(), a.segment_name().into(), rank))
+    }
+}
+
+/// Makes a shared array on a worker rank (`k * 1000 + i` for i in 0..len) and returns it,
+/// with the name of the segment it made it in.
+struct ShmMake;
+impl Task for ShmMake {
+    const NAME: &'static str = "shm_make";
+    type Input = (u32, usize);
+    type Output = (SharedArray<f32>, String);
+    fn run(&self, _: &mut WorkerContext, (k, len): (u32, usize)) -> Result<(SharedArray<f32>, String), BoxError> {
+        let data: Vec<f32> = (0..len).map(|i| (k * 1000) as f32 + i as f32).collect();
+        let a = SharedArray::from_slice(&data, &[len / 2, 2])?;
+        let name = a.segment_name().to_string();
+        Ok((a, name))
+    }
+}
+
+/// Sums the pool's shared data (a shared array) on a worker rank; whether the rank owns it.
+struct ShmShared;
+impl Task for ShmShared {
+    const NAME: &'static str = "shm_shared";
+    type Input = ();
+    type Output = (f64, bool);
+    fn run(&self, ctx: &mut WorkerContext, (): ()) -> Result<(f64, bool), BoxError> {
+        let a = ctx.shared::<SharedArray<f32>>()?;
+        Ok((a.as_slice().iter().map(|&x| f64::from(x)).sum(), a.is_creator()))
+    }
+}
+
 /// The journal run's tasks, and which one kills its rank in the first run.
 const JOURNALED: u64 = 300;
 const KILL_AT: u64 = 60;
 
 fn tasks() -> Tasks {
-    Tasks::new().add(Draw).add(Where).add(Sleep).add(DieOnce).add(Counted).add(Noop)
+    Tasks::new()
+        .add(Draw)
+        .add(Where)
+        .add(Sleep)
+        .add(DieOnce)
+        .add(Counted)
+        .add(Noop)
+        .add(ShmSum)
+        .add(ShmMake)
+        .add(ShmShared)
 }
 
 const N: u64 = 10_000;
@@ -198,6 +251,49 @@ fn ranks(pool: &Pool) -> Result<String, String> {
         r
     });
     Ok(String::new())
+}
+
+/// SharedArrays travel between ranks as their data (ranks may be on other hosts, where a
+/// handle cannot be mapped): an input, an output and the pool's shared data each arrive as
+/// a shared array of the receiving rank's own, holding the right values.
+fn shared_arrays(tasks: &Tasks) -> Result<(), String> {
+    let world = pool::mpi_world().ok_or("no MPI world")?;
+    let (rows, cols) = (1000, 4);
+    let data: Vec<f32> = (0..rows * cols).map(|i| (i % 777) as f32 * 0.25).collect();
+    let input = SharedArray::from_slice(&data, &[rows, cols]).map_err(|e| e.to_string())?;
+    let weights = SharedArray::from_slice(&[1.5f32, 2.5, 4.0], &[3]).map_err(|e| e.to_string())?;
+    let pool = Pool::builder(tasks).seed(SEED).shared_data(weights).build().map_err(|e| e.to_string())?;
+    let parts = 4 * (world.size - 1);
+    let chunk = rows / parts;
+    let slices: Vec<SharedArray<f32>> = (0..parts)
+        .map(|p| input.rows(p * chunk..(p + 1) * chunk))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let sums = pool.map::<ShmSum>(slices.clone());
+    let mut seen = Vec::new();
+    for (p, (got, slice)) in sums.into_iter().zip(&slices).enumerate() {
+        let (sum, owned, name, rank) = got.map_err(|e| format!("shm_sum {p}: {e}"))?;
+        let want: f64 = slice.as_slice().iter().map(|&x| f64::from(x)).sum();
+        check(sum == want, format!("slice {p}: sum {sum} on rank {rank}, {want} here"))?;
+        check(owned && name != input.segment_name(), format!("slice {p} reached rank {rank} as a handle ({name})"))?;
+        seen.push(rank);
+    }
+    seen.sort();
+    seen.dedup();
+    check(seen == (1..world.size).collect::<Vec<_>>(), format!("shared inputs ran on ranks {seen:?}"))?;
+    let made = pool.map::<ShmMake>((0..parts as u32).map(|k| (k, 64)));
+    for (k, got) in made.into_iter().enumerate() {
+        let (a, theirs) = got.map_err(|e| format!("shm_make {k}: {e}"))?;
+        let want: Vec<f32> = (0..64).map(|i| (k * 1000 + i) as f32).collect();
+        check(a.shape() == [32, 2] && a.as_slice() == want, format!("output {k}: {:?}", a.shape()))?;
+        check(a.is_creator() && a.segment_name() != theirs, format!("output {k} came back as a handle ({theirs})"))?;
+    }
+    for got in pool.map::<ShmShared>((0..parts).map(|_| ())) {
+        let (sum, owned) = got.map_err(|e| format!("shm_shared: {e}"))?;
+        check(sum == 8.0 && owned, format!("the shared data on a rank: sum {sum}, its own copy: {owned}"))?;
+    }
+    println!("shared arrays: {parts} inputs, {parts} outputs and the shared data travelled as data to ranks {seen:?}");
+    Ok(())
 }
 
 /// A task over its timeout fails as Timeout; the rank's late result is dropped, and the
@@ -377,7 +473,8 @@ fn two_hosts(tasks: &Tasks) -> Result<(), String> {
     seen.dedup();
     check(seen == (1..world.size).collect::<Vec<_>>(), format!("tasks ran on ranks {seen:?}"))?;
     println!("two hosts: {hosts:?}, every worker rank ran tasks on its own host");
-    Ok(())
+    drop(pool);
+    shared_arrays(tasks)
 }
 
 fn main() -> ExitCode {
@@ -426,6 +523,7 @@ fn main() -> ExitCode {
         drop(pool);
         // A second pool on the same ranks, after the first stopped.
         timeout_and_cancel(&tasks)?;
+        shared_arrays(&tasks)?;
         Ok(())
     })();
     match result {

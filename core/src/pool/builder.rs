@@ -311,9 +311,11 @@ impl PoolBuilder {
         };
         let workers = kind::for_mode(plan.mode, devices.len() * per_device);
         let mut broadcast = self.broadcast;
-        if workers.carriage() == Carriage::Encoded {
+        if workers.carriage() != Carriage::Moved {
             if let Some(encode) = &self.broadcast_encode {
-                let bytes = encode().map_err(|e| Error::Pool(format!("the shared data cannot be serialized: {e}")))?;
+                let sent = workers.carriage() == Carriage::Sent;
+                let bytes = if sent { crate::shared::carry::as_data(encode) } else { encode() };
+                let bytes = bytes.map_err(|e| Error::Pool(format!("the shared data cannot be serialized: {e}")))?;
                 broadcast.bytes = Some(Arc::new(bytes));
             }
         }

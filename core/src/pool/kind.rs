@@ -19,6 +19,9 @@ pub(crate) enum Carriage {
     Moved,
     /// Their encoding (see `wire`), large ones in shared-memory segments.
     Encoded,
+    /// Their encoding, whole, with every `SharedArray` written as its data: the workers
+    /// may be on other hosts (MPI ranks), where no handle can be mapped.
+    Sent,
 }
 
 /// A kind of worker: how its workers start, receive their inputs, are stopped early and
@@ -72,5 +75,7 @@ mod tests {
         assert_eq!(for_mode(WorkerMode::Process, 2).carriage(), Carriage::Encoded);
         assert_eq!(for_mode(WorkerMode::Thread, 2).carriage(), Carriage::Moved);
         assert_eq!(for_mode(WorkerMode::Auto, 1).carriage(), Carriage::Moved);
+        #[cfg(feature = "mpi")]
+        assert_eq!(for_mode(WorkerMode::Mpi, 1).carriage(), Carriage::Sent, "MPI ranks get shared arrays as data");
     }
 }

@@ -258,6 +258,7 @@ impl Pool {
         match self.inner.workers.carriage() {
             Carriage::Moved => self.enqueue_moved::<T>(inputs, place),
             Carriage::Encoded => self.enqueue_encoded::<T>(inputs, place),
+            Carriage::Sent => crate::shared::carry::as_data(|| self.enqueue_encoded::<T>(inputs, place)),
         }
     }
 

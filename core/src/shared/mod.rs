@@ -38,6 +38,13 @@
 //! next time any process creates a shared array ([`remove_leftovers`]). Worker processes
 //! only map and unmap; an array created inside a worker lives as long as it does there.
 //!
+//! **Between hosts.** An MPI worker rank may be on another node, where no handle can be
+//! mapped: the pool encodes for it with every shared array written as its data (dtype,
+//! shape, elements), and the receiving rank gets a new shared array of its own holding a
+//! copy (an output comes back to rank 0 the same way). So a task on a worker rank reads its
+//! input as usual, but its writes stay on its rank: return what it computed instead. The
+//! encoding is tagged, so a decoder takes a handle or data alike.
+//!
 //! **Serial sections.** [`SharedLock`] is a lock the parent creates and hands to tasks like
 //! a shared array; its `with` runs a closure while no other holder (thread or process) runs
 //! one.
@@ -52,6 +59,7 @@
 //! is never copied at all: use one for data that many tasks read, or that is too large to
 //! copy.
 
+pub(crate) mod carry;
 mod lock;
 pub(crate) mod payload;
 pub(crate) mod segment;
@@ -179,7 +187,8 @@ impl<T: Element> SharedArray<T> {
         Ok(SharedArray { seg, shape: handle.shape.clone(), offset, _t: PhantomData })
     }
 
-    /// The small handle this array serializes as.
+    /// The small handle this array serializes as (for a receiver on this host; see the
+    /// module docs for other hosts).
     pub fn handle(&self) -> SharedHandle {
         SharedHandle {
             name: self.seg.name.clone(),
@@ -312,14 +321,14 @@ impl<T: Element> fmt::Debug for SharedArray<T> {
 impl<T: Element> Serialize for SharedArray<T> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         payload::note_serialized(self);
-        self.handle().serialize(s)
+        self.carried().serialize(s)
     }
 }
 
 impl<'de, T: Element> Deserialize<'de> for SharedArray<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let handle = SharedHandle::deserialize(d)?;
-        SharedArray::attach(&handle).map_err(|e| {
+        let carried = carry::Carried::deserialize(d)?;
+        SharedArray::from_carried(carried).map_err(|e| {
             // Some formats (postcard) drop a custom error's text: keep it for the pool's report.
             let msg = e.to_string();
             DECODE_ERROR.with(|c| *c.borrow_mut() = Some(msg.clone()));

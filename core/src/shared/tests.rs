@@ -101,7 +101,7 @@ fn bad_handles_are_typed_errors() {
         Err(Error::DTypeMismatch { expected: DType::U32, found: DType::F32, .. })
     ));
     // Decoding a bad handle is a serde error with the same message.
-    let bytes = postcard::to_allocvec(&with(&|h| h.shape = vec![100])).unwrap();
+    let bytes = postcard::to_allocvec(&carry::Carried::Handle(with(&|h| h.shape = vec![100]))).unwrap();
     let _ = take_decode_error();
     assert!(postcard::from_bytes::<SharedArray<f32>>(&bytes).is_err());
     let kept = take_decode_error().unwrap_or_default();
@@ -132,4 +132,73 @@ fn lock_serializes_threads() {
     let bytes = postcard::to_allocvec(&lock).unwrap();
     let back: SharedLock = postcard::from_bytes(&bytes).unwrap();
     assert_eq!(back.name(), lock.name());
+}
+
+#[test]
+fn carried_as_a_handle_by_default_and_as_data_for_other_hosts() {
+    let mut a = SharedArray::<f64>::zeros(&[4, 3]).unwrap();
+    // SAFETY: no other array shares `a`'s memory yet.
+    for (i, x) in unsafe { a.as_slice_mut() }.iter_mut().enumerate() {
+        *x = i as f64 * 0.5;
+    }
+    let rows = a.rows(1..3).unwrap();
+    // The default: a handle naming the same memory (what process workers map).
+    let handle = postcard::to_allocvec(&rows).unwrap();
+    let mapped: SharedArray<f64> = postcard::from_bytes(&handle).unwrap();
+    assert_eq!(mapped.segment_name(), a.segment_name());
+    assert_eq!(mapped.as_slice(), &a.as_slice()[3..9]);
+    // Data mode: dtype, shape and the elements; the decoder makes an array of its own.
+    let data = carry::as_data(|| postcard::to_allocvec(&rows).unwrap());
+    assert!(data.len() >= 6 * 8, "{} bytes", data.len());
+    assert!(!data.windows(a.segment_name().len()).any(|w| w == a.segment_name().as_bytes()), "no segment name");
+    let name = a.segment_name().to_string();
+    drop((a, rows, mapped));
+    assert!(!crate::sys::shm::dir().join(&name).exists(), "the original is gone");
+    let copy: SharedArray<f64> = postcard::from_bytes(&data).unwrap();
+    assert_ne!(copy.segment_name(), name);
+    assert!(copy.is_creator(), "the receiver owns its copy");
+    assert_eq!(copy.shape(), &[2, 3]);
+    assert_eq!(copy.as_slice(), &[1.5, 2.0, 2.5, 3.0, 3.5, 4.0]);
+    // The mode ends with `as_data`, also when it unwinds, and nests.
+    assert_eq!(postcard::to_allocvec(&copy).unwrap()[0], 0, "handle again (variant 0)");
+    let _ = std::panic::catch_unwind(|| carry::as_data(|| panic!("unwinding")));
+    let nested = carry::as_data(|| {
+        carry::as_data(|| ());
+        postcard::to_allocvec(&copy).unwrap()
+    });
+    assert_eq!(nested[0], 1, "still data after a nested call (variant 1)");
+    assert_eq!(postcard::to_allocvec(&copy).unwrap()[0], 0);
+    // A self-describing format reads both forms too.
+    let json = carry::as_data(|| serde_json::to_string(&copy).unwrap());
+    let back: SharedArray<f64> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.as_slice(), copy.as_slice());
+    // Every element type, halves included; empty arrays too.
+    let h = SharedArray::from_slice(&[half::f16::from_f32(1.5), half::f16::from_f32(-2.0)], &[2]).unwrap();
+    let back: SharedArray<half::f16> =
+        postcard::from_bytes(&carry::as_data(|| postcard::to_allocvec(&h).unwrap())).unwrap();
+    assert_eq!(back.as_slice(), h.as_slice());
+    let e = SharedArray::<i32>::zeros(&[0, 7]).unwrap();
+    let back: SharedArray<i32> = postcard::from_bytes(&carry::as_data(|| postcard::to_allocvec(&e).unwrap())).unwrap();
+    assert_eq!(back.shape(), &[0, 7]);
+}
+
+#[test]
+fn data_that_does_not_fit_its_shape_or_type_is_refused() {
+    let a = SharedArray::from_slice(&[1u32, 2, 3, 4], &[4]).unwrap();
+    let data = carry::as_data(|| postcard::to_allocvec(&a).unwrap());
+    let wrong = postcard::from_bytes::<SharedArray<f32>>(&data).unwrap_err().to_string();
+    let why = take_decode_error().unwrap_or(wrong);
+    assert!(why.contains("dtype") || why.contains("u32"), "{why}");
+    let encode = |shape: Vec<usize>, bytes: Vec<u8>| {
+        let c = carry::Carried::Data { dtype: DType::U32, shape, bytes: carry::ElementBytes(bytes.into()) };
+        postcard::to_allocvec(&c).unwrap()
+    };
+    let short = encode(vec![4], vec![0; 15]);
+    assert!(postcard::from_bytes::<SharedArray<u32>>(&short).is_err());
+    assert!(take_decode_error().unwrap().contains("came with 15 bytes"));
+    // A hostile shape is refused before any memory is asked for.
+    let huge = encode(vec![1 << 40, 1 << 20], vec![0; 4]);
+    assert!(postcard::from_bytes::<SharedArray<u32>>(&huge).is_err());
+    let ok: SharedArray<u32> = postcard::from_bytes(&encode(vec![2, 1], 7u64.to_le_bytes().to_vec())).unwrap();
+    assert_eq!(ok.as_slice(), &[7, 0]);
 }

@@ -13,7 +13,12 @@
 //! * `idle` — how the polling loops of both sides wait (yield, then sleep a little).
 //!
 //! Tasks travel in the process workers' wire encoding (postcard), whole (never through
-//! shared memory: ranks may be on other nodes).
+//! shared memory: ranks may be on other nodes). A [`crate::shared::SharedArray`] in an input,
+//! an output or the pool's shared data travels as its data (dtype, shape, elements), not as
+//! the handle a process worker maps: rank 0 encodes inputs that way, and a worker rank its
+//! results; the receiver gets a shared array of its own holding a copy (a fresh segment in
+//! its RAM-backed directory, removed when it drops the array). So a worker rank reads a
+//! shared input as usual, but what it writes into one stays on its rank: return results.
 
 use std::io;
 use std::sync::Arc;
@@ -95,7 +100,7 @@ pub(crate) struct MpiWorkers {
 
 impl WorkerKind for MpiWorkers {
     fn carriage(&self) -> Carriage {
-        Carriage::Encoded
+        Carriage::Sent
     }
 
     fn start(&self, pool: &Arc<PoolState>) -> io::Result<()> {

@@ -139,19 +139,22 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         let entry = tasks.get(&task);
         results.clear();
         let mut retire = None;
-        for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
-            ctx.begin(first_index + k as u64, attempt);
-            let failure = wire::push_result(&mut results, |out| {
-                let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
-                let Some(t) = entry else { return Err(Failure::UnknownTask(tasks.known())) };
-                input
-                    .with(false, |bytes| t.run_encoded(&mut ctx, bytes, out, spill_over))
-                    .map_err(|why| Failure::Serialization(format!("the input: {why}")))?
-            });
-            if let Some(Failure::Failed { sticky: true, message }) = failure {
-                retire = Some(format!("sticky device fault: {message}"));
+        // Results go to rank 0, maybe on another host: shared arrays in them travel as data.
+        crate::shared::carry::as_data(|| {
+            for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
+                ctx.begin(first_index + k as u64, attempt);
+                let failure = wire::push_result(&mut results, |out| {
+                    let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
+                    let Some(t) = entry else { return Err(Failure::UnknownTask(tasks.known())) };
+                    input
+                        .with(false, |bytes| t.run_encoded(&mut ctx, bytes, out, spill_over))
+                        .map_err(|why| Failure::Serialization(format!("the input: {why}")))?
+                });
+                if let Some(Failure::Failed { sticky: true, message }) = failure {
+                    retire = Some(format!("sticky device fault: {message}"));
+                }
             }
-        }
+        });
         send(world, tag::RESULTS, &FromWorker::Results { id, first: 0, count, retire, stopped: false }, &results)?;
     }
 }
