@@ -271,8 +271,11 @@ impl Pool {
         place: Placement,
     ) -> Vec<Arc<JobCtl>> {
         let Placement { task, sink, first_index, chunk, cancel, .. } = place;
-        let digests: Vec<u64> =
-            inputs.iter().map(|i| postcard::to_allocvec(i).map_or(0, |b| super::journal::fnv(&b))).collect();
+        // Digests of the inputs' data: a SharedArray counts by its elements, not by the name of
+        // its segment, which differs on every run.
+        let digests: Vec<u64> = crate::shared::carry::as_data(|| {
+            inputs.iter().map(|i| postcard::to_allocvec(i).map_or(0, |b| super::journal::fnv(&b))).collect()
+        });
         let recording: Arc<dyn Sink> = Arc::new(super::journal::JournalSink {
             inner: sink.clone(),
             journal: journal.clone(),
