@@ -93,7 +93,10 @@ mod f16c {
                 let xv: [f32; 8] = std::mem::transmute(_mm256_cvtph_ps(_mm_loadu_si128(x.as_ptr().cast::<__m128i>())));
                 let yv: [f32; 8] = std::mem::transmute(_mm256_cvtph_ps(_mm_loadu_si128(y.as_ptr().cast::<__m128i>())));
                 let t: [f32; 8] = std::array::from_fn(|i| if sw1 { O1::f(s, xv[i]) } else { O1::f(xv[i], s) });
-                let t = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(std::mem::transmute::<[f32; 8], __m256>(t)));
+                let t = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(std::mem::transmute::<
+                    [f32; 8],
+                    __m256,
+                >(t)));
                 let t: [f32; 8] = std::mem::transmute(t);
                 let r: [f32; 8] = std::array::from_fn(|i| if sw2 { O2::f(yv[i], t[i]) } else { O2::f(t[i], yv[i]) });
                 let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(std::mem::transmute::<[f32; 8], __m256>(r));
@@ -350,7 +353,13 @@ mod tests {
             blocks_fused(&x, s, &y, &mut got);
             for i in 0..x.len() {
                 let want = <f16 as Num>::add(<f16 as Num>::mul(x[i], s), y[i]);
-                assert!(same(got[i], want), "x {:#06x} y {:#06x}: {:#06x}", x[i].to_bits(), y[i].to_bits(), got[i].to_bits());
+                assert!(
+                    same(got[i], want),
+                    "x {:#06x} y {:#06x}: {:#06x}",
+                    x[i].to_bits(),
+                    y[i].to_bits(),
+                    got[i].to_bits()
+                );
             }
         }
     }

@@ -91,7 +91,12 @@ pub fn matmul<H: Half>(device: &Device, size: usize, cfg: &Config) -> Result<Fig
     check_matmul::<H>(&c, &a.to_vec()?, &b.to_vec()?, size)?;
     let gflops = |secs: f64| 2.0 * (size as f64).powi(3) / secs / 1e9;
     let (t, tb) = median_secs_pair(cfg.matmul_reps, || synced(a.matmul(&b)), || synced(af.matmul(&bf)))?;
-    Ok(Figures { value: gflops(t), unit: "GFLOP/s", baseline: Some(gflops(tb)), baseline_name: "polycompute f32 matmul" })
+    Ok(Figures {
+        value: gflops(t),
+        unit: "GFLOP/s",
+        baseline: Some(gflops(tb)),
+        baseline_name: "polycompute f32 matmul",
+    })
 }
 
 /// Checks 16 entries spread over C against f64 dot products of the half inputs: f32
