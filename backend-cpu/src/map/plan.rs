@@ -335,7 +335,7 @@ fn compute_step(program: &Program, inst: Inst) -> Result<Step> {
             DType::I32 => common_unary::<i32>(u, a).map_or_else(|| invalid(u.name()), Ok),
             DType::U32 => common_unary::<u32>(u, a).map_or_else(|| invalid(u.name()), Ok),
             // f16 widens each block once and rounds each result once (`half.rs`).
-            DType::F16 => half::unary_step(u, a).map_or_else(|| invalid(u.name()), Ok),
+            DType::F16 => Ok(half::unary_step(u, a)),
             DType::BF16 => float_unary::<polycompute_core::bf16>(u, a),
         },
         InstOp::Binary(b, x, y) => match dtype {
