@@ -17,15 +17,15 @@ use crate::num::with_dtype;
 pub(crate) struct Pair {
     /// The inner instruction `x ∘ s`, used only by the outer one.
     pub(crate) inner: usize,
-    inner_op: BinaryOp,
-    x: usize,
-    s: usize,
+    pub(super) inner_op: BinaryOp,
+    pub(super) x: usize,
+    pub(super) s: usize,
     /// `s ∘ x` rather than `x ∘ s`.
-    inner_swapped: bool,
-    outer_op: BinaryOp,
-    y: usize,
+    pub(super) inner_swapped: bool,
+    pub(super) outer_op: BinaryOp,
+    pub(super) y: usize,
     /// `y • inner` rather than `inner • y`.
-    outer_swapped: bool,
+    pub(super) outer_swapped: bool,
 }
 
 fn arithmetic(op: BinaryOp) -> bool {

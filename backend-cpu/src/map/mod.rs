@@ -7,6 +7,7 @@
 
 mod fuse;
 mod gather;
+mod half;
 mod kernels;
 mod lane;
 mod plan;

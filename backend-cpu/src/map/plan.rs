@@ -9,6 +9,7 @@ use polycompute_core::{BinaryOp, DType, Error, HostSlice, HostVec, Layout, Progr
 
 use super::fuse;
 use super::gather::Gather;
+use super::half;
 use super::kernels::{self, op, BinOp, Src, UnOp};
 use super::lane::{scratch_dest, DestMut, Lane};
 use crate::num::{with_dtype, CastTo, Float, Int};
@@ -175,7 +176,11 @@ impl Plan {
                                     // The inner instruction's only reader computes it itself.
                                     steps.retain(|(k, _)| *k != pair.inner);
                                     scratch[pair.inner] = None;
-                                    (Loc::Scratch, Some(fuse::step(pair, inst.dtype)))
+                                    let fused = match inst.dtype {
+                                        DType::F16 => half::fused_step(pair),
+                                        dtype => fuse::step(pair, dtype),
+                                    };
+                                    (Loc::Scratch, Some(fused))
                                 }
                                 None => (Loc::Scratch, Some(step)),
                             }
@@ -342,7 +347,8 @@ fn compute_step(program: &Program, inst: Inst) -> Result<Step> {
             DType::F64 => float_unary::<f64>(u, a),
             DType::I32 => common_unary::<i32>(u, a).map_or_else(|| invalid(u.name()), Ok),
             DType::U32 => common_unary::<u32>(u, a).map_or_else(|| invalid(u.name()), Ok),
-            DType::F16 => float_unary::<polycompute_core::f16>(u, a),
+            // f16 widens each block once and rounds each result once (`half.rs`).
+            DType::F16 => Ok(half::unary_step(u, a)),
             DType::BF16 => float_unary::<polycompute_core::bf16>(u, a),
         },
         InstOp::Binary(b, x, y) => match dtype {
@@ -350,7 +356,7 @@ fn compute_step(program: &Program, inst: Inst) -> Result<Step> {
             DType::F64 => common_binary::<f64>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
             DType::I32 => Ok(int_binary::<i32>(b, x, y)),
             DType::U32 => Ok(int_binary::<u32>(b, x, y)),
-            DType::F16 => common_binary::<polycompute_core::f16>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
+            DType::F16 => half::binary_step(b, x, y).map_or_else(|| invalid(b.name()), Ok),
             DType::BF16 => common_binary::<polycompute_core::bf16>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
         },
         InstOp::Select(c, a, b) => {

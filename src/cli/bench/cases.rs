@@ -8,7 +8,7 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 14] = [
+pub const NAMES: [&str; 18] = [
     "map_axpy_f32",
     "sum_f32",
     "matmul_f32_1024",
@@ -24,6 +24,11 @@ pub const NAMES: [&str; 14] = [
     "concat_f32",
     "map_step2_f32",
     "matmul_t_f32_1024",
+    // Issue 15 (see `half.rs`).
+    "map_axpy_f16",
+    "map_axpy_bf16",
+    "matmul_f16_1024",
+    "matmul_bf16_4096",
 ];
 
 /// The `a` of `y = a*x + y`.
@@ -36,6 +41,8 @@ pub struct Config {
     pub stream_len: usize,
     /// Matrix sizes behind `matmul_f32_1024` and `matmul_f32_2048`.
     pub matmul_sizes: [usize; 2],
+    /// Matrix size behind `matmul_bf16_4096`.
+    pub half_matmul_size: usize,
     /// Elements of the small map.
     pub small_len: usize,
     /// Calls per timed batch of the small map.
@@ -52,6 +59,7 @@ impl Config {
         Config {
             stream_len: 1 << 24,
             matmul_sizes: [1024, 2048],
+            half_matmul_size: 4096,
             small_len: 1024,
             small_calls: 1000,
             stream_reps: if quick { Reps::new(1, 3) } else { Reps::new(2, 9) },
@@ -90,6 +98,10 @@ pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchEr
         "concat_f32" => super::views::concat(device, cfg),
         "map_step2_f32" => super::views::map_step2(device, cfg),
         "matmul_t_f32_1024" => super::views::matmul_transposed(device, cfg),
+        "map_axpy_f16" => super::half::map_axpy::<polycompute::f16>(device, cfg),
+        "map_axpy_bf16" => super::half::map_axpy::<polycompute::bf16>(device, cfg),
+        "matmul_f16_1024" => super::half::matmul::<polycompute::f16>(device, cfg.matmul_sizes[0], cfg),
+        "matmul_bf16_4096" => super::half::matmul::<polycompute::bf16>(device, cfg.half_matmul_size, cfg),
         other => Err(format!("unknown benchmark {other:?}; the benchmarks are {}", NAMES.join(", ")).into()),
     }
 }
@@ -331,6 +343,7 @@ pub(crate) mod tests {
         Config {
             stream_len: 10_000,
             matmul_sizes: [16, 33],
+            half_matmul_size: 24,
             small_len: 1024,
             small_calls: 3,
             stream_reps: Reps::new(0, 1),
