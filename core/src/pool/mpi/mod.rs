@@ -32,6 +32,7 @@ mod comm;
 mod device;
 mod idle;
 mod launch;
+mod timeout;
 mod worker;
 
 pub use launch::{exit_status_on_lost_ranks, mpi_lost_ranks, mpi_world, MpiRank, MpiWorld};
