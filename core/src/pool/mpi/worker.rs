@@ -208,3 +208,21 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         send(world, tag::RESULTS, &FromWorker::Results { id, first: 0, count, retire, stopped: false }, &results)?;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heartbeat_names_the_running_input_and_its_time() {
+        let running = Running::default();
+        let idle = heartbeat_body(running.0.load(Ordering::Acquire), Duration::from_millis(5));
+        assert_eq!(read_heartbeat(&idle), None, "nothing runs before the first input");
+        running.start(0x1_0000_0007, 41);
+        let body = heartbeat_body(running.0.load(Ordering::Acquire), Duration::from_micros(300_250));
+        assert_eq!(read_heartbeat(&body), Some((7, 41, Duration::from_micros(300_250))));
+        running.idle();
+        assert_eq!(read_heartbeat(&heartbeat_body(running.0.load(Ordering::Acquire), Duration::ZERO)), None);
+        assert_eq!(read_heartbeat(&[]), None, "an empty heartbeat says nothing runs");
+    }
+}
