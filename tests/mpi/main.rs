@@ -320,6 +320,42 @@ fn timeout_and_cancel(tasks: &Tasks) -> Result<String, String> {
     Ok(String::new())
 }
 
+/// In a chunk of 64 inputs, one that hangs (2 s) under a 300 ms timeout fails as Timeout
+/// within about a second, counted from its own start (the ranks' heartbeats say which input
+/// runs), not after 64 × 300 ms; every other input of the chunk, before it and after it,
+/// gets its result.
+fn timeout_in_a_chunk(tasks: &Tasks) -> Result<(), String> {
+    const HUNG: usize = 10;
+    let limit = Duration::from_millis(300);
+    let pool = Pool::builder(tasks).task_timeout(limit).chunk_size(64).build().map_err(|e| e.to_string())?;
+    // Every rank answered the pool's setup (a rank may still be finishing the previous
+    // pool's timed-out task): the clock below times the map alone.
+    pool.submit::<Sleep>(0).wait().map_err(|e| e.to_string())?;
+    let inputs: Vec<u64> = (0..64).map(|i| if i == HUNG { 2000 } else { 1 }).collect();
+    let start = Instant::now();
+    let mut timed_out = None;
+    let mut ok = 0;
+    for (i, r) in pool.map_unordered::<Sleep>(inputs) {
+        match r {
+            Ok(ms) => {
+                check(i != HUNG && ms == 1, format!("input {i} gave {ms}"))?;
+                ok += 1;
+            }
+            Err(TaskError { kind: TaskErrorKind::Timeout { after, elapsed }, .. }) if i == HUNG => {
+                check(after == limit, format!("the timeout says {after:?}"))?;
+                timed_out = Some((elapsed, start.elapsed()));
+            }
+            Err(e) => return Err(format!("input {i} of the chunk: {e}")),
+        }
+    }
+    let (elapsed, came) = timed_out.ok_or("the hung input did not time out")?;
+    check(ok == 63, format!("{ok} of the 63 other inputs succeeded"))?;
+    check(elapsed < Duration::from_secs(1), format!("the hung input timed out after {elapsed:?}"))?;
+    check(came < Duration::from_millis(1500), format!("the Timeout came {came:?} after the map began"))?;
+    println!("timeout in a chunk of 64: the hung input failed after {elapsed:?} ({came:?} into the map), 63 others ok");
+    Ok(())
+}
+
 /// With `MPI_JOURNAL=<dir>` set: a map of [`Counted`] with the journal `<dir>/journal`,
 /// each execution logged to `<dir>/log`. With `MPI_JOURNAL_DIE` set too, a worker rank
 /// kills itself halfway and the launcher ends the job (the script checks that it fails);
@@ -523,6 +559,7 @@ fn main() -> ExitCode {
         drop(pool);
         // A second pool on the same ranks, after the first stopped.
         timeout_and_cancel(&tasks)?;
+        timeout_in_a_chunk(&tasks)?;
         shared_arrays(&tasks)?;
         Ok(())
     })();

@@ -17,21 +17,13 @@ use mpi::traits::*;
 use super::idle::Idle;
 use super::launch::{self, FINALIZED, MPI_LOCK};
 use super::tag;
+use super::timeout::{self, InFlight};
 use super::worker::frame;
 use crate::pool::error::TaskErrorKind;
-use crate::pool::job::{Inputs, Job};
+use crate::pool::job::Inputs;
 use crate::pool::state::{PoolState, Slot, Work};
 use crate::pool::wire::{self, FromWorker, ToWorker, WireResult};
 use crate::sync::LockUnpoisoned;
-
-/// A job sent to a rank.
-struct InFlight {
-    job: Job,
-    id: u64,
-    started: Instant,
-    /// Failed by its timeout: whatever the rank sends back for it is dropped.
-    timed_out: bool,
-}
 
 /// A worker rank as rank 0 sees it.
 struct Rank {
@@ -280,7 +272,13 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
                     busy = true;
                     receive(ranks, cost, &bytes, source);
                 }
-                tag::HEARTBEAT => {}
+                tag::HEARTBEAT => {
+                    if let (Some(r), Some((job, k, ran))) =
+                        (ranks.get_mut(source.wrapping_sub(1)), super::worker::read_heartbeat(&bytes))
+                    {
+                        timeout::heartbeat(pool, &r.slot, &mut r.inflight, job, k, ran);
+                    }
+                }
                 other => tracing::debug!("polycompute pool: rank {source} sent tag {other} while serving; dropped"),
             }
         }
@@ -290,6 +288,8 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
         while let Some(r) = ranks
             .iter_mut()
             .filter(|r| r.ready && r.inflight.len() < pool.cfg.depth && ahead_ok(cost, &r.inflight))
+            // A rank still running a task that timed out is stuck: its work went elsewhere.
+            .filter(|r| !r.inflight.iter().any(|f| f.timed_out))
             .min_by_key(|r| r.inflight.len())
         {
             let job = match pool.queue_rx.try_recv() {
@@ -402,20 +402,14 @@ fn lose(pool: &PoolState, r: &mut Rank, silent: Duration) {
     }
 }
 
-/// Fails the head job of every rank that overran the task timeout; the rank cannot be
-/// stopped alone, so its late results are dropped when they come.
+/// The fallback for ranks without heartbeats (see [`timeout`]); with them, a running
+/// input's heartbeat times it out.
 fn timeouts(pool: &PoolState, ranks: &mut [Rank]) {
-    let Some(t) = pool.cfg.timeout else { return };
+    if launch::THREAD_MULTIPLE.load(Ordering::Acquire) {
+        return;
+    }
     for r in ranks.iter_mut() {
-        let Some(head) = r.inflight.iter_mut().find(|f| !f.timed_out) else { continue };
-        if head.started.elapsed() > t * head.job.ctl.len as u32 {
-            head.timed_out = true;
-            let kind = TaskErrorKind::Timeout { after: t, elapsed: head.started.elapsed() };
-            let slot = &r.slot;
-            head.job.ctl.fail_rest_counted(Some((slot.id, slot.device_id)), head.job.attempt, kind, |n| {
-                slot.stats.count_failed(n)
-            });
-        }
+        timeout::whole_jobs(pool, &r.slot, &mut r.inflight);
     }
 }
 

@@ -32,6 +32,7 @@ mod comm;
 mod device;
 mod idle;
 mod launch;
+mod timeout;
 mod worker;
 
 pub use launch::{exit_status_on_lost_ranks, mpi_lost_ranks, mpi_world, MpiRank, MpiWorld};
@@ -46,7 +47,8 @@ pub(crate) mod tag {
     pub(crate) const STOP: i32 = 3;
     /// Rank 0 → worker: the program ends; finalize and exit.
     pub(crate) const EXIT: i32 = 4;
-    /// Worker → rank 0: still alive (sent every `HEARTBEAT_EVERY` while serving a pool).
+    /// Worker → rank 0: still alive (sent every `HEARTBEAT_EVERY` while serving a pool), with
+    /// the input that runs and for how long (`worker::heartbeat_body`).
     pub(crate) const HEARTBEAT: i32 = 13;
     /// Worker → rank 0: `Ready` or `StartFailed` (the wire's frame).
     pub(crate) const READY: i32 = 10;

@@ -2,6 +2,10 @@
 //! (in order) and sends each job's results back, until the pool stops; then waits for the
 //! next pool, or for the program's end.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
@@ -53,15 +57,52 @@ fn send(world: &SimpleCommunicator, tag: i32, header: &FromWorker, body: &[u8]) 
     Ok(())
 }
 
-/// Sends rank 0 a heartbeat every [`super::HEARTBEAT_EVERY`] until dropped.
+/// Where this rank stands, for its heartbeat: `job id (low 32 bits) << 32 | phase`, with
+/// phase `2k + 1` while input `k` of the job runs and 0 between jobs (the process kind's
+/// progress word). One store per input and no clock read: the heartbeat thread times the
+/// word itself.
+#[derive(Default)]
+struct Running(AtomicU64);
+
+impl Running {
+    fn start(&self, id: u64, k: usize) {
+        self.0.store(((id & 0xFFFF_FFFF) << 32) | (2 * k as u64 + 1), Ordering::Release);
+    }
+
+    fn idle(&self) {
+        self.0.store(0, Ordering::Release);
+    }
+}
+
+/// A heartbeat's body: the running word and for how long it has not changed, in µs (both
+/// little-endian u64). The heartbeat thread samples the word every
+/// [`super::HEARTBEAT_EVERY`], so the time it reports is short by at most one period.
+pub(super) fn heartbeat_body(word: u64, unchanged: Duration) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&word.to_le_bytes());
+    out[8..].copy_from_slice(&(unchanged.as_micros() as u64).to_le_bytes());
+    out
+}
+
+/// Reads a heartbeat's body: `(job id low 32 bits, running input, how long it ran)`, or
+/// `None` when no input runs (or the body is an old, empty one).
+pub(super) fn read_heartbeat(body: &[u8]) -> Option<(u32, usize, Duration)> {
+    let word = u64::from_le_bytes(body.get(..8)?.try_into().ok()?);
+    let us = u64::from_le_bytes(body.get(8..16)?.try_into().ok()?);
+    let phase = word as u32;
+    (phase % 2 == 1).then_some(((word >> 32) as u32, (phase / 2) as usize, Duration::from_micros(us)))
+}
+
+/// Sends rank 0 a heartbeat every [`super::HEARTBEAT_EVERY`] until dropped, carrying which
+/// input of which job runs and since when (rank 0 times out that input from it).
 struct Heartbeat {
     stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Heartbeat {
-    fn start() -> Heartbeat {
-        if !super::launch::THREAD_MULTIPLE.load(std::sync::atomic::Ordering::Acquire) {
+    fn start(running: Arc<Running>) -> Heartbeat {
+        if !super::launch::THREAD_MULTIPLE.load(Ordering::Acquire) {
             // Without MPI_THREAD_MULTIPLE no second thread may call MPI: no heartbeat (rank
             // 0 then hears from this rank only through its results).
             return Heartbeat { stop: None, thread: None };
@@ -71,9 +112,15 @@ impl Heartbeat {
             .name("polycompute-heartbeat".into())
             .spawn(move || {
                 let world = SimpleCommunicator::world();
+                let mut seen = (0u64, Instant::now());
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(super::HEARTBEAT_EVERY)
                 {
-                    world.process_at_rank(0).send_with_tag(&[0u8; 0][..], tag::HEARTBEAT);
+                    let word = running.0.load(Ordering::Acquire);
+                    if word != seen.0 {
+                        seen = (word, Instant::now());
+                    }
+                    let body = heartbeat_body(word, seen.1.elapsed());
+                    world.process_at_rank(0).send_with_tag(&body[..], tag::HEARTBEAT);
                 }
             })
             .ok();
@@ -116,7 +163,8 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
     let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     send(world, tag::READY, &FromWorker::Ready { device: device.id() }, &[])?;
-    let heartbeat = Heartbeat::start();
+    let running = Arc::new(Running::default());
+    let heartbeat = Heartbeat::start(running.clone());
 
     let mut results = Vec::new();
     loop {
@@ -142,6 +190,7 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         // Results go to rank 0, maybe on another host: shared arrays in them travel as data.
         crate::shared::carry::as_data(|| {
             for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
+                running.start(id, k);
                 ctx.begin(first_index + k as u64, attempt);
                 let failure = wire::push_result(&mut results, |out| {
                     let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
@@ -155,6 +204,25 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
                 }
             }
         });
+        running.idle();
         send(world, tag::RESULTS, &FromWorker::Results { id, first: 0, count, retire, stopped: false }, &results)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heartbeat_names_the_running_input_and_its_time() {
+        let running = Running::default();
+        let idle = heartbeat_body(running.0.load(Ordering::Acquire), Duration::from_millis(5));
+        assert_eq!(read_heartbeat(&idle), None, "nothing runs before the first input");
+        running.start(0x1_0000_0007, 41);
+        let body = heartbeat_body(running.0.load(Ordering::Acquire), Duration::from_micros(300_250));
+        assert_eq!(read_heartbeat(&body), Some((7, 41, Duration::from_micros(300_250))));
+        running.idle();
+        assert_eq!(read_heartbeat(&heartbeat_body(running.0.load(Ordering::Acquire), Duration::ZERO)), None);
+        assert_eq!(read_heartbeat(&[]), None, "an empty heartbeat says nothing runs");
     }
 }
