@@ -61,10 +61,7 @@ pub(super) fn run(
     transpose: MatmulTranspose,
 ) -> Result<CudaBuffer> {
     let dtype = a.dtype;
-    let out_shape = matmul_shape(lhs, rhs)?;
-    let (l, r) = (lhs.dims(), rhs.dims());
-    let (batch, m, k, n) = if l.len() == 3 { (l[0], l[1], l[2], r[2]) } else { (1, l[0], l[1], r[1]) };
-    let out = dev.new_buffer(dtype, out_shape.numel())?;
+    let (out, (batch, m, k, n)) = output(dev, dtype, lhs, rhs)?;
     if out.len == 0 {
         return Ok(out);
     }
@@ -113,15 +110,39 @@ fn cublas_gemm(
     let unsupported =
         |why: String| Error::Unsupported { op: format!("cuBLAS matmul ({why})"), dtype, device: Some(dev.id()) };
     let api = cublas::api().map_err(unsupported)?;
+    with_cublas(dev, api, |handle, failed| {
+        match handle.gemm(dtype, a.ptr, b.ptr, out.ptr, cublas::GemmDims { batch, m, n, k, transpose }) {
+            Some(result) => result.map_err(failed),
+            None => Err(Error::Unsupported { op: "matmul".into(), dtype, device: Some(dev.id()) }),
+        }
+    })
+}
+
+/// The output buffer of `lhs @ rhs` (2-D, or batched 3-D) and the sizes `(batch, m, k, n)`.
+pub(super) fn output(
+    dev: &CudaDevice,
+    dtype: DType,
+    lhs: &Shape,
+    rhs: &Shape,
+) -> Result<(CudaBuffer, (usize, usize, usize, usize))> {
+    let out_shape = matmul_shape(lhs, rhs)?;
+    let (l, r) = (lhs.dims(), rhs.dims());
+    let sizes = if l.len() == 3 { (l[0], l[1], l[2], r[2]) } else { (1, l[0], l[1], r[1]) };
+    Ok((dev.new_buffer(dtype, out_shape.numel())?, sizes))
+}
+
+/// Runs `call` with the device's cuBLAS handle (made at the first call, bound to the device's
+/// stream) and the mapping of cuBLAS errors through the driver's sticky rule.
+pub(super) fn with_cublas<R>(
+    dev: &CudaDevice,
+    api: &'static cublas::Api,
+    call: impl FnOnce(&mut CublasHandle, &dyn Fn(cublas::CublasError) -> Error) -> Result<R>,
+) -> Result<R> {
     let failed = |e: cublas::CublasError| cublas::into_error(e, dev.id(), dev.ctx.stream());
     let mut guard = dev.cublas.lock_unpoisoned();
     let handle = match guard.take() {
         Some(h) => h,
         None => CublasHandle::new(api, dev.ctx.stream()).map_err(failed)?,
     };
-    let handle = guard.insert(handle);
-    match handle.gemm(dtype, a.ptr, b.ptr, out.ptr, cublas::GemmDims { batch, m, n, k, transpose }) {
-        Some(result) => result.map_err(failed),
-        None => Err(Error::Unsupported { op: "matmul".into(), dtype, device: Some(dev.id()) }),
-    }
+    call(guard.insert(handle), &failed)
 }

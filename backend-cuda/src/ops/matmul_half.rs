@@ -2,15 +2,12 @@
 //! accumulation) when it loads, else the own kernel of [`crate::codegen::matmul_half`]; both
 //! round each output once. The choice follows [`matmul_impl`], as for f32 and f64.
 
-use polycompute_core::sync::LockUnpoisoned;
-
-use polycompute_core::op::matmul_shape;
 use polycompute_core::{Error, MatmulTranspose, Result, Shape};
 
 use super::matmul::{matmul_impl, MatmulImpl};
 use crate::buffer::CudaBuffer;
 use crate::codegen::{self, matmul_half};
-use crate::cublas::{self, CublasHandle};
+use crate::cublas;
 use crate::device::{CudaDevice, Params};
 
 /// `a·b` where a buffer may hold its operand transposed (`transpose`): such an operand is
@@ -42,10 +39,7 @@ fn row_major(dev: &CudaDevice, stored: &CudaBuffer, operand: &Shape) -> Result<C
 /// `a·b` for half `a` of `lhs` and `b` of `rhs` (2-D, or batched 3-D).
 pub(super) fn run(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape, rhs: &Shape) -> Result<CudaBuffer> {
     let dtype = a.dtype;
-    let out_shape = matmul_shape(lhs, rhs)?;
-    let (l, r) = (lhs.dims(), rhs.dims());
-    let (batch, m, k, n) = if l.len() == 3 { (l[0], l[1], l[2], r[2]) } else { (1, l[0], l[1], r[1]) };
-    let out = dev.new_buffer(dtype, out_shape.numel())?;
+    let (out, (batch, m, k, n)) = super::matmul::output(dev, dtype, lhs, rhs)?;
     if out.len == 0 {
         return Ok(out);
     }
@@ -65,17 +59,13 @@ pub(super) fn run(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape,
         }
         let missing = |why: String| Error::missing_capability("cuBLAS matmul", dtype, Some(dev.id()), &why);
         let api = cublas::api().map_err(missing)?;
-        let failed = |e: cublas::CublasError| cublas::into_error(e, dev.id(), dev.ctx.stream());
-        let mut guard = dev.cublas.lock_unpoisoned();
-        let handle = match guard.take() {
-            Some(h) => h,
-            None => CublasHandle::new(api, dev.ctx.stream()).map_err(failed)?,
-        };
-        let handle = guard.insert(handle);
-        return match handle.gemm_half(dtype, a.ptr, b.ptr, out.ptr, batch, m, n, k) {
-            Some(result) => result.map_err(failed).map(|()| out),
-            None => Err(missing("cublasGemmStridedBatchedEx (cuBLAS 11 or later)".into())),
-        };
+        return super::matmul::with_cublas(dev, api, |handle, failed| {
+            match handle.gemm_half(dtype, a.ptr, b.ptr, out.ptr, batch, m, n, k) {
+                Some(result) => result.map_err(failed),
+                None => Err(missing("cublasGemmStridedBatchedEx (cuBLAS 11 or later)".into())),
+            }
+        })
+        .map(|()| out);
     }
     let kernel = codegen::matmul_half_kernel(dtype)?;
     let grid = (
