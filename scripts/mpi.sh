@@ -55,8 +55,10 @@ mpi() {
     shift
     run timeout -k 10 180 mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader -n "$n" "$@"
 }
-out4="$(mpi 4 "$exe" | tee /dev/stderr)"
-out2="$(mpi 2 "$exe" | tee /dev/stderr)"
+# Shown through a pipe to stderr: `tee /dev/stderr` would reopen a redirected log file and
+# truncate it.
+out4="$(mpi 4 "$exe" | tee >(cat >&2))"
+out2="$(mpi 2 "$exe" | tee >(cat >&2))"
 d4="$(grep '^DIGEST ' <<<"$out4")"
 d2="$(grep '^DIGEST ' <<<"$out2")"
 if [[ -z "$d4" || "$d4" != "$d2" ]]; then
