@@ -262,19 +262,7 @@ fn uniform(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
             return Err(format!("uniform element {i} is {}, the Philox reference is {want}", got[i]).into());
         }
     }
-    let (value, baseline, baseline_name) = if is_cpu(device) {
-        let mut out = vec![0.0f32; n];
-        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || {
-            baseline::fill(&mut out, 0.5);
-            Ok(())
-        })?;
-        (gb_per_s(F32 * n, t), gb_per_s(F32 * n, tb), "rayon constant fill")
-    } else {
-        let x = inputs(device, 1, &[n])?;
-        let (t, tb) = median_secs_pair(cfg.stream_reps, run, || device_copy(&x))?;
-        (gb_per_s(F32 * n, t), gb_per_s(2 * F32 * n, tb), DEVICE_COPY)
-    };
-    Ok(Figures { value, unit: "GB/s", baseline: Some(baseline), baseline_name })
+    fill_figures(device, cfg, run)
 }
 
 fn normal(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
@@ -294,6 +282,17 @@ fn normal(device: &Device, cfg: &Config) -> Result<Figures, BenchError> {
             return Err(format!("normal element {i} is {}, the Philox reference is {want}", got[i]).into());
         }
     }
+    fill_figures(device, cfg, run)
+}
+
+/// Times the random fill `run` of `cfg.stream_len` f32s (checked by the caller) against a
+/// rayon constant fill on the CPU, or the device copy on a GPU.
+fn fill_figures(
+    device: &Device,
+    cfg: &Config,
+    run: impl FnMut() -> Result<DeviceArray<f32>, BenchError>,
+) -> Result<Figures, BenchError> {
+    let n = cfg.stream_len;
     let (value, baseline, baseline_name) = if is_cpu(device) {
         let mut out = vec![0.0f32; n];
         let (t, tb) = median_secs_pair(cfg.stream_reps, run, || {
