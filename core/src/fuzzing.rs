@@ -163,12 +163,22 @@ pub fn seeds() -> io::Result<Vec<(&'static str, Vec<u8>)>> {
         ("from_worker", frame(&FromWorker::StartFailed { message: "cannot open cuda:0".into() }, &[])?),
         (
             "from_worker",
-            frame(&FromWorker::Results { id: 9, first: 0, count: 4, retire: None, stopped: false }, &results)?,
+            frame(
+                &FromWorker::Results { id: 9, first: 0, count: 4, retire: None, stopped: false, cpu: None },
+                &results,
+            )?,
         ),
         (
             "from_worker",
             frame(
-                &FromWorker::Results { id: 9, first: 2, count: 2, retire: Some("sticky".into()), stopped: true },
+                &FromWorker::Results {
+                    id: 9,
+                    first: 2,
+                    count: 2,
+                    retire: Some("sticky".into()),
+                    stopped: true,
+                    cpu: Some(3),
+                },
                 &results,
             )?,
         ),

@@ -78,8 +78,10 @@ pub(crate) enum FromWorker {
     /// finish (results ready together share a frame). With `retire`, the worker exits after
     /// this frame (its device context is poisoned) and the job's later inputs never ran.
     /// With `stopped`, the job's later inputs were not run (its device refused the last
-    /// one: see `PoolState::refused`); the parent queues them again.
-    Results { id: u64, first: u32, count: u32, retire: Option<String>, stopped: bool },
+    /// one: see `PoolState::refused`); the parent queues them again. `cpu`: the core the
+    /// worker sent it from, where the OS says (an MPI rank's placement hint for rank 0's
+    /// scheduler; process workers send `None`).
+    Results { id: u64, first: u32, count: u32, retire: Option<String>, stopped: bool, cpu: Option<u32> },
 }
 
 /// The largest frame, in bytes: 1 GiB. A single input or output over the pool's

@@ -8,9 +8,11 @@
 //! * [`shm`] — where shared-memory segment files live, creating them owner-only, and hints
 //!   for mapping them.
 //! * [`token`] — secrets from the OS's cryptographic generator, compared in constant time.
+//! * [`cpu`] — which core the calling thread runs on (a placement hint).
 //! * [`liveness`] — whether a process id still runs (to tell leftovers from live segments).
 //! * `terminate` (Windows) — ending a worker by id, to wake its driver (see that module).
 
+pub(crate) mod cpu;
 pub(crate) mod liveness;
 pub(crate) mod process;
 pub(crate) mod shm;

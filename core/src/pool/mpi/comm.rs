@@ -30,6 +30,8 @@ struct Rank {
     /// Its slot in the pool (rank - 1).
     slot: Arc<Slot>,
     ready: bool,
+    /// The core it sent its last results from (see [`pick`]).
+    cpu: Option<u32>,
     inflight: VecDeque<InFlight>,
     /// When it last sent anything (a result, a heartbeat).
     heard: Instant,
@@ -129,7 +131,14 @@ pub(super) fn run(pool: Arc<PoolState>, shared: Arc<Shared>) {
         comm.ranks = pool
             .slots
             .iter()
-            .map(|s| Rank { slot: s.clone(), ready: false, inflight: VecDeque::new(), heard: now, lost: false })
+            .map(|s| Rank {
+                slot: s.clone(),
+                ready: false,
+                cpu: None,
+                inflight: VecDeque::new(),
+                heard: now,
+                lost: false,
+            })
             .collect();
         let Comm { ranks, sends, .. } = &mut *comm;
         setup(&pool, &world, ranks, sends);
@@ -284,14 +293,8 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
         }
         timeouts(pool, ranks);
         leases(pool, ranks);
-        // Feed the least-loaded ranks first, one job at a time.
-        while let Some(r) = ranks
-            .iter_mut()
-            .filter(|r| r.ready && r.inflight.len() < pool.cfg.depth && ahead_ok(cost, &r.inflight))
-            // A rank still running a task that timed out is stuck: its work went elsewhere.
-            .filter(|r| !r.inflight.iter().any(|f| f.timed_out))
-            .min_by_key(|r| r.inflight.len())
-        {
+        let here = crate::sys::cpu::current();
+        while let Some(r) = pick(pool, cost, ranks, here) {
             let job = match pool.queue_rx.try_recv() {
                 Ok(Work::Job(job)) => job,
                 Ok(Work::Stop) => {
@@ -334,6 +337,37 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
         sends.progress();
         busy
     }
+}
+
+/// The rank the next job goes to: one that may take more work (ready, under the pool's
+/// depth, its work in flight expected to take under a millisecond, none of it timed out),
+/// the least loaded first, one job at a time.
+///
+/// Among equally loaded ranks, one that last answered from another core than `here` (the
+/// stepping thread's, which waits on the result) goes first. Where ranks outnumber cores
+/// and the launcher binds none (`mpirun --oversubscribe`), the kernel may put rank 0 and
+/// a worker rank on one core: both poll, and each hop of a round trip then waits for the
+/// other to yield (about 20 µs a round trip on the 2-core development VM, against 5 µs on
+/// two cores). The kernel seldom moves a busy poller, so without this a run kept whichever
+/// placement it started with.
+fn pick<'a>(
+    pool: &PoolState,
+    cost: &HashMap<&'static str, u64>,
+    ranks: &'a mut [Rank],
+    here: Option<u32>,
+) -> Option<&'a mut Rank> {
+    ranks
+        .iter_mut()
+        .filter(|r| r.ready && r.inflight.len() < pool.cfg.depth && ahead_ok(cost, &r.inflight))
+        // A rank still running a task that timed out is stuck: its work went elsewhere.
+        .filter(|r| !r.inflight.iter().any(|f| f.timed_out))
+        .min_by_key(|r| preference(r.inflight.len(), r.cpu, here))
+}
+
+/// A rank's place in [`pick`]'s order (lower first): its jobs in flight, then whether it
+/// last answered from the core `here`.
+fn preference(inflight: usize, cpu: Option<u32>, here: Option<u32>) -> (usize, bool) {
+    (inflight, here.is_some() && cpu == here)
 }
 
 /// Whether a rank's work in flight is expected to take under a millisecond.
@@ -419,10 +453,11 @@ fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u
     let slot = r.slot.clone();
     let who = (slot.id, slot.device_id);
     let parsed = wire::split_frame::<FromWorker>(bytes);
-    let Ok((FromWorker::Results { id, count, retire, .. }, body)) = parsed else {
+    let Ok((FromWorker::Results { id, count, retire, cpu, .. }, body)) = parsed else {
         tracing::error!("polycompute pool: rank {source} sent a malformed results message");
         return;
     };
+    r.cpu = cpu;
     let Some(head) = r.inflight.pop_front() else { return };
     if head.id != id || head.job.ctl.len != count as usize {
         tracing::error!("polycompute pool: rank {source} answered job {id}, not the one sent");
@@ -507,5 +542,20 @@ fn stop(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends:
     }
     if !sends.progress() {
         std::mem::take(sends).abandon();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::preference;
+
+    #[test]
+    fn the_least_loaded_rank_first_then_one_off_the_waiting_core() {
+        let mut ranks = [(1, Some(0)), (0, Some(0)), (0, Some(1)), (0, None)];
+        ranks.sort_by_key(|&(load, cpu)| preference(load, cpu, Some(0)));
+        assert_eq!(ranks, [(0, Some(1)), (0, None), (0, Some(0)), (1, Some(0))]);
+        // Where the OS does not say, the load alone decides (and ties keep rank order).
+        assert_eq!(preference(0, Some(0), None), preference(0, None, None));
+        assert!(preference(0, Some(3), None) < preference(1, Some(2), None));
     }
 }

@@ -205,7 +205,12 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
             }
         });
         running.idle();
-        send(world, tag::RESULTS, &FromWorker::Results { id, first: 0, count, retire, stopped: false }, &results)?;
+        send(
+            world,
+            tag::RESULTS,
+            &FromWorker::Results { id, first: 0, count, retire, stopped: false, cpu: crate::sys::cpu::current() },
+            &results,
+        )?;
     }
 }
 

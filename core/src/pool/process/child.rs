@@ -111,7 +111,8 @@ impl Outbox {
         if self.count == 0 && retire.is_none() && !stopped {
             return Ok(());
         }
-        let header = FromWorker::Results { id: self.job, first: self.first, count: self.count, retire, stopped };
+        let header =
+            FromWorker::Results { id: self.job, first: self.first, count: self.count, retire, stopped, cpu: None };
         let sent = wire::write_frame(&mut self.out, &header, &self.body);
         self.body.clear();
         self.first += self.count;

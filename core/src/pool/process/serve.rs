@@ -270,7 +270,7 @@ enum Read {
 /// Delivers the results in `frame`, for the head job's next inputs.
 fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::Result<Read> {
     let (header, body) = wire::split_frame::<FromWorker>(frame)?;
-    let FromWorker::Results { id, first, count, retire, stopped } = header else {
+    let FromWorker::Results { id, first, count, retire, stopped, .. } = header else {
         return Err(io::Error::new(io::ErrorKind::InvalidData, format!("expected results, got {header:?}")));
     };
     let bad = |what: String| Err(io::Error::new(io::ErrorKind::InvalidData, what));
