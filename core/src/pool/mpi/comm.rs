@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mpi::point_to_point::MatchedReceiveVec;
 use mpi::request::Request;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::idle::Idle;
 use super::launch::{self, FINALIZED, MPI_LOCK};
+use super::poll::{self, probe, probe_tag};
 use super::tag;
 use super::timeout::{self, InFlight};
 use super::worker::frame;
@@ -115,6 +115,14 @@ pub(super) struct Comm {
     stop: bool,
 }
 
+impl Comm {
+    /// Whether a rank with work in flight last answered from core `here` (where it then
+    /// runs only while the thread on `here` yields).
+    fn works_beside(&self, here: Option<u32>) -> bool {
+        here.is_some() && self.ranks.iter().any(|r| !r.inflight.is_empty() && r.cpu == here)
+    }
+}
+
 /// A pool's [`Comm`], and how many callers are driving it.
 #[derive(Default)]
 pub(crate) struct Shared {
@@ -178,7 +186,8 @@ pub(super) fn run(pool: Arc<PoolState>, shared: Arc<Shared>) {
 const DRIVE_FOR: Duration = Duration::from_millis(1);
 
 /// A caller waits for a result: it steps the pool itself until `ready` or for up to
-/// [`DRIVE_FOR`] (spinning for the spin window, then yielding between steps).
+/// [`DRIVE_FOR`] (spinning for the spin window, then yielding between steps; yielding
+/// from the start while a rank with work in flight last answered from this core).
 pub(crate) fn drive_until(shared: &Shared, pool: &PoolState, ready: &dyn Fn() -> bool) {
     if ready() {
         return;
@@ -191,15 +200,18 @@ pub(crate) fn drive_until(shared: &Shared, pool: &PoolState, ready: &dyn Fn() ->
         if ready() || waited > DRIVE_FOR || pool.stopping() {
             break;
         }
+        let mut beside = false;
         if let Ok(mut comm) = shared.comm.try_lock() {
             if comm.serving && !comm.stop {
                 step(pool, &world, &mut comm);
+                beside = comm.works_beside(crate::sys::cpu::current());
             }
         }
-        if waited < crate::pool::spin::WINDOW {
+        if waited < crate::pool::spin::WINDOW && !beside {
             std::hint::spin_loop();
         } else {
-            // Preempted or a longer task: let the rank (maybe on this core) run.
+            // The rank working for this caller shares its core (it runs only when this
+            // thread yields), or the wait is long: let others run.
             std::thread::yield_now();
         }
     }
@@ -238,11 +250,11 @@ fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends
     let mut waiting = ranks.iter().filter(|r| !r.slot.dead.load(Ordering::Acquire)).count();
     while waiting > 0 && Instant::now() < deadline && !pool.stopping() {
         sends.progress();
-        let Some(probed) = world.any_process().immediate_matched_probe_with_tag(tag::READY) else {
+        let Some(probed) = probe_tag(&world.any_process(), tag::READY) else {
             std::thread::yield_now();
             continue;
         };
-        let (bytes, status) = probed.matched_receive_vec::<u8>();
+        let (bytes, status) = poll::receive(probed);
         let Some(r) = ranks.get_mut(status.source_rank() as usize - 1) else { continue };
         waiting -= 1;
         match wire::split_frame::<FromWorker>(&bytes).map(|(h, _)| h) {
@@ -270,8 +282,8 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
     }
     {
         let mut busy = false;
-        while let Some(probed) = world.any_process().immediate_matched_probe() {
-            let (bytes, status) = probed.matched_receive_vec::<u8>();
+        while let Some(probed) = probe(&world.any_process()) {
+            let (bytes, status) = poll::receive(probed);
             let source = status.source_rank() as usize;
             if let Some(r) = ranks.get_mut(source.wrapping_sub(1)) {
                 r.heard = Instant::now();
@@ -347,9 +359,10 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
 /// stepping thread's, which waits on the result) goes first. Where ranks outnumber cores
 /// and the launcher binds none (`mpirun --oversubscribe`), the kernel may put rank 0 and
 /// a worker rank on one core: both poll, and each hop of a round trip then waits for the
-/// other to yield (about 20 µs a round trip on the 2-core development VM, against 5 µs on
-/// two cores). The kernel seldom moves a busy poller, so without this a run kept whichever
-/// placement it started with.
+/// other to yield (a no-op round trip takes 6.5 µs on the 2-core development VM, against
+/// 3.4 µs on two cores; 20 µs and 5.5 µs before `poll` and `launch`'s yielding changes).
+/// The kernel seldom moves a busy poller, so without this a run kept whichever placement
+/// it started with, and about one run in three was the slow one.
 fn pick<'a>(
     pool: &PoolState,
     cost: &HashMap<&'static str, u64>,
@@ -527,9 +540,9 @@ fn stop(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends:
     let mut left = ranks.iter().filter(|r| !r.lost).count();
     while left > 0 && Instant::now() < deadline {
         sends.progress();
-        match world.any_process().immediate_matched_probe() {
+        match probe(&world.any_process()) {
             Some(probed) => {
-                let (_, status) = probed.matched_receive_vec::<u8>();
+                let (_, status) = poll::receive(probed);
                 if status.tag() == tag::STOPPED {
                     left -= 1;
                 }

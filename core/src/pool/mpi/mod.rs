@@ -10,6 +10,7 @@
 //! * `device` — the node-local device rule;
 //! * `worker` — a worker rank's serving loop;
 //! * `comm` — rank 0's one communication thread: a dynamic work queue fed to the ranks;
+//! * `poll` — the MPI calls both sides poll with (none waits inside MPI);
 //! * `idle` — how the polling loops of both sides wait (yield, then sleep a little).
 //!
 //! Tasks travel in the process workers' wire encoding (postcard), whole (never through
@@ -32,6 +33,7 @@ mod comm;
 mod device;
 mod idle;
 mod launch;
+mod poll;
 mod timeout;
 mod worker;
 

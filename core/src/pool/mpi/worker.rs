@@ -22,8 +22,8 @@ fn next_message(world: &SimpleCommunicator) -> (Vec<u8>, mpi::point_to_point::St
     let root = world.process_at_rank(0);
     let idle = super::idle::Idle::new();
     loop {
-        if let Some(probed) = root.immediate_matched_probe() {
-            return probed.matched_receive_vec::<u8>();
+        if let Some(probed) = super::poll::probe(&root) {
+            return super::poll::receive(probed);
         }
         idle.pause();
     }
@@ -37,7 +37,7 @@ pub(super) fn serve(tasks: &Tasks, world: &SimpleCommunicator) -> Result<(), Str
         match status.tag() {
             tag::EXIT => return Ok(()),
             tag::SETUP => serve_pool(tasks, world, &bytes)?,
-            tag::STOP => root.send_with_tag(&[0u8][..], tag::STOPPED),
+            tag::STOP => super::poll::send(&root, tag::STOPPED, &[0u8]),
             other => return Err(format!("unexpected message (tag {other}) while idle")),
         }
     }
@@ -53,7 +53,7 @@ pub(super) fn frame<H: serde::Serialize>(header: &H, body: &[u8]) -> Result<Vec<
 
 fn send(world: &SimpleCommunicator, tag: i32, header: &FromWorker, body: &[u8]) -> Result<(), String> {
     let bytes = frame(header, body)?;
-    world.process_at_rank(0).send_with_tag(&bytes[..], tag);
+    super::poll::send(&world.process_at_rank(0), tag, &bytes);
     Ok(())
 }
 
@@ -120,7 +120,7 @@ impl Heartbeat {
                         seen = (word, Instant::now());
                     }
                     let body = heartbeat_body(word, seen.1.elapsed());
-                    world.process_at_rank(0).send_with_tag(&body[..], tag::HEARTBEAT);
+                    super::poll::send(&world.process_at_rank(0), tag::HEARTBEAT, &body);
                 }
             })
             .ok();
@@ -174,7 +174,7 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
             tag::STOP => {
                 // No heartbeat may follow the stop's answer.
                 drop(heartbeat);
-                root.send_with_tag(&[0u8][..], tag::STOPPED);
+                super::poll::send(&root, tag::STOPPED, &[0u8]);
                 return Ok(());
             }
             tag::EXIT => return Ok(()),
