@@ -2,12 +2,15 @@
 # The MPI pool's figures beside mpi4py.futures (issue 16), in one command: on 3 ranks
 # (rank 0 schedules, 2 worker ranks), shared memory only, each side run ROUNDS times
 # alternately (default 3); prints every run, then the medians and the ratios.
-#   scripts/mpi-bench.sh [ROUNDS]
+#   scripts/mpi-bench.sh [ROUNDS] [--loaded]
+# --loaded: one busy loop runs beside both for the whole command (a machine shared with
+# another job: on 2 cores, rank 0 and the worker rank it waits on then share one core).
 # Not run by CI (figures only). Needs what scripts/mpi.sh installs, and mpi4py (installed
 # into benches/.venv with pip when missing: a wheel that loads the system Open MPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-3}"
+loaded="${2:-}"
 export LIBCLANG_PATH="${LIBCLANG_PATH:-/usr/lib/llvm-14/lib}"
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 
@@ -27,12 +30,17 @@ mpi() {
     timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader "$@"
 }
 out="$(mktemp)"
-trap 'rm -f "$out"' EXIT
+spinner=
+trap 'rm -f "$out"; [ -z "$spinner" ] || kill "$spinner" 2>/dev/null' EXIT
+if [ "$loaded" = --loaded ]; then
+    sh -c 'while :; do :; done' &
+    spinner=$!
+fi
 for ((i = 1; i <= rounds; i++)); do
     MPI_BENCH=1 mpi -x MPI_BENCH -n 3 "$exe" | grep '^BENCH' | sed 's/^BENCH/polycompute/' | tee -a "$out"
     mpi -n 3 "$py" -m mpi4py.futures benches/mpi4py_pool.py | grep '^BENCH' | sed 's/^BENCH/mpi4py/' | tee -a "$out"
 done
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (shared machine: figures scatter)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores${spinner:+, one busy loop beside} (shared machine: figures scatter)"
 python3 - "$out" <<'EOF'
 import re, statistics, sys
 runs = {"polycompute": [], "mpi4py": []}
