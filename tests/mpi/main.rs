@@ -55,6 +55,17 @@ impl Task for Where {
     }
 }
 
+/// A worker rank's value of an environment variable.
+struct Env;
+impl Task for Env {
+    const NAME: &'static str = "env";
+    type Input = String;
+    type Output = Option<String>;
+    fn run(&self, _: &mut WorkerContext, name: String) -> Result<Option<String>, BoxError> {
+        Ok(std::env::var(&name).ok())
+    }
+}
+
 /// Returns its input (the benchmark's no-op, as mpi4py's `noop`).
 struct Noop;
 impl Task for Noop {
@@ -175,6 +186,7 @@ fn tasks() -> Tasks {
         .add(ShmSum)
         .add(ShmMake)
         .add(ShmShared)
+        .add(Env)
 }
 
 const N: u64 = 10_000;
@@ -244,6 +256,14 @@ fn ranks(pool: &Pool) -> Result<String, String> {
     let mut locals: Vec<usize> = world.ranks.iter().map(|r| r.local_rank).collect();
     locals.sort();
     check(locals == (0..world.size).collect::<Vec<_>>(), format!("node-local ranks {locals:?} on one host"))?;
+    // Open MPI's own idle yield is off on every rank (the launch here does not set it), so
+    // that the pool's loops alone decide when to yield.
+    const YIELD: &str = "OMPI_MCA_mpi_yield_when_idle";
+    let mut settings = pool.map::<Env>((0..4 * world.size).map(|_| YIELD.to_string()));
+    settings.push(Ok(std::env::var(YIELD).ok()));
+    for s in &settings {
+        check(matches!(s, Ok(Some(v)) if v == "0"), format!("{YIELD} on a rank: {s:?}"))?;
+    }
     println!("ranks: {} hosts {:?}, tasks saw ranks {:?}", world.size, world.hosts(), {
         let mut r: Vec<_> = got.iter().map(|g| g.0).collect();
         r.sort();
