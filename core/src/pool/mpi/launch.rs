@@ -139,7 +139,7 @@ pub(crate) fn launched() -> bool {
 /// finds nothing yields the core inside MPI. The pool's polling loops already choose when
 /// to yield (`idle`, `comm::drive_until`); with MPI yielding too, a worker rank's every
 /// empty poll cost three yields, and a no-op round trip took 6 µs on two cores and 25 µs
-/// with rank 0 and the worker rank on one core, against 3.4 and 7.3 µs with it off (the
+/// with rank 0 and the worker rank on one core, against 3.4 and 6.5 µs with it off (the
 /// 2-core development VM, Open MPI 4.1). Open MPI reads its parameters from the
 /// environment at `MPI_Init`; this runs just before, from `worker_main`, which a program
 /// calls first in `main` (before it starts threads that might read the environment).
