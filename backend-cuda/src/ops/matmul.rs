@@ -8,7 +8,7 @@ use polycompute_core::op::matmul_shape;
 use polycompute_core::{DType, Error, MatmulTranspose, Result, Shape};
 
 use crate::buffer::CudaBuffer;
-use crate::codegen::{self, matmul};
+use crate::codegen::{self, matmul, Kernel};
 use crate::cublas::{self, CublasHandle};
 use crate::device::{CudaDevice, Params};
 
@@ -74,26 +74,43 @@ pub(super) fn run(
     };
     if imp == MatmulImpl::Cublas {
         if k == 0 || !cublas::fits(batch, m, n, k) {
-            return Err(Error::Unsupported {
-                op: format!("cuBLAS matmul of {lhs} @ {rhs} (sizes beyond its int arguments, or k = 0)"),
-                dtype,
-                device: Some(dev.id()),
-            });
+            return Err(beyond_cublas(dev, dtype, lhs, rhs));
         }
         cublas_gemm(dev, dtype, a, b, &out, (batch, m, n, k), transpose)?;
         return Ok(out);
     }
     let kernel = codegen::matmul_kernel_transposed(dtype, transpose)?;
     let t = matmul::tiles(dtype);
+    launch_tiled(dev, &kernel, (t.bm, t.bn, t.threads()), [a, b, &out], (batch, m, k, n))?;
+    Ok(out)
+}
+
+/// Forcing cuBLAS where its int arguments cannot hold the sizes (or `k = 0`, which it refuses).
+pub(super) fn beyond_cublas(dev: &CudaDevice, dtype: DType, lhs: &Shape, rhs: &Shape) -> Error {
+    Error::Unsupported {
+        op: format!("cuBLAS matmul of {lhs} @ {rhs} (sizes beyond its int arguments, or k = 0)"),
+        dtype,
+        device: Some(dev.id()),
+    }
+}
+
+/// Launches an own tiled matmul kernel (`bm × bn` output tiles of `threads` threads each; one
+/// grid layer per batch entry) on `[a, b, out]` of sizes `(batch, m, k, n)`.
+pub(super) fn launch_tiled(
+    dev: &CudaDevice,
+    kernel: &Kernel,
+    (bm, bn, threads): (u32, u32, u32),
+    [a, b, out]: [&CudaBuffer; 3],
+    (batch, m, k, n): (usize, usize, usize, usize),
+) -> Result<()> {
     let grid = (
-        (n as u64).div_ceil(t.bn as u64).min(i32::MAX as u64) as u32,
-        (m as u64).div_ceil(t.bm as u64).min(65535) as u32,
+        (n as u64).div_ceil(bn as u64).min(i32::MAX as u64) as u32,
+        (m as u64).div_ceil(bm as u64).min(65535) as u32,
         (batch as u64).min(65535) as u32,
     );
     let mut p = Params::default();
     p.ptr(a.ptr).ptr(b.ptr).ptr(out.ptr).u32(m as u32).u32(n as u32).u32(k as u32).u32(batch as u32);
-    dev.launch(&kernel, grid, (t.threads(), 1, 1), &mut p)?;
-    Ok(out)
+    dev.launch(kernel, grid, (threads, 1, 1), &mut p)
 }
 
 /// cuBLAS's GEMM into `out`, on the device's handle (made at the first call, bound to the

@@ -8,7 +8,7 @@ use super::matmul::{matmul_impl, MatmulImpl};
 use crate::buffer::CudaBuffer;
 use crate::codegen::{self, matmul_half};
 use crate::cublas;
-use crate::device::{CudaDevice, Params};
+use crate::device::CudaDevice;
 
 /// `a·b` where a buffer may hold its operand transposed (`transpose`): such an operand is
 /// first made row-major on the device (one transpose of its last two axes), then [`run`].
@@ -51,11 +51,7 @@ pub(super) fn run(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape,
     };
     if use_cublas {
         if !cublas_ok {
-            return Err(Error::Unsupported {
-                op: format!("cuBLAS matmul of {lhs} @ {rhs} (sizes beyond its int arguments, or k = 0)"),
-                dtype,
-                device: Some(dev.id()),
-            });
+            return Err(super::matmul::beyond_cublas(dev, dtype, lhs, rhs));
         }
         let missing = |why: String| Error::missing_capability("cuBLAS matmul", dtype, Some(dev.id()), &why);
         let api = cublas::api().map_err(missing)?;
@@ -68,13 +64,7 @@ pub(super) fn run(dev: &CudaDevice, a: &CudaBuffer, b: &CudaBuffer, lhs: &Shape,
         .map(|()| out);
     }
     let kernel = codegen::matmul_half_kernel(dtype)?;
-    let grid = (
-        (n as u64).div_ceil(matmul_half::BN as u64).min(i32::MAX as u64) as u32,
-        (m as u64).div_ceil(matmul_half::BM as u64).min(65535) as u32,
-        (batch as u64).min(65535) as u32,
-    );
-    let mut p = Params::default();
-    p.ptr(a.ptr).ptr(b.ptr).ptr(out.ptr).u32(m as u32).u32(n as u32).u32(k as u32).u32(batch as u32);
-    dev.launch(&kernel, grid, (matmul_half::THREADS, 1, 1), &mut p)?;
+    let tiles = (matmul_half::BM, matmul_half::BN, matmul_half::THREADS);
+    super::matmul::launch_tiled(dev, &kernel, tiles, [a, b, &out], (batch, m, k, n))?;
     Ok(out)
 }
