@@ -92,10 +92,12 @@ pub(crate) fn kernel(kernel: RadixKernel) -> KernelSource {
     }
 }
 
-/// A segment kernel's body, its workgroup size filled in.
+/// A segment kernel's body: the common start (`wgsl/radix_segment.wgsl`: the thread's row,
+/// segment and slots) then `template`, its workgroup size and digit sizes filled in.
 fn segment_body(template: &str) -> String {
+    let source = [include_str!("wgsl/radix_segment.wgsl"), template].concat();
     super::shaders::instantiate(
-        template,
+        &source,
         &[("WG", &SEGMENT_WG.to_string()), ("BINS", &RADIX.to_string()), ("MASK", &(RADIX - 1).to_string())],
     )
 }

@@ -1,22 +1,11 @@
-// Radix sort, stable scatter: each thread walks the segment radix_hist.wgsl counted, in
-// order, and moves every (key, payload) slot to the next free slot of its digit, which starts
-// at the scanned histogram entry of (row, digit, segment): equal digits keep their input
-// order. A thread per segment needs no barriers, atomics or subgroups, so every adapter runs
-// it, and on CPU adapters (lavapipe, llvmpipe) each thread is a plain sequential loop.
-// prm: as radix_hist.wgsl, and 7 payload words per slot.
-    let t = g * {WG}u + lid;
-    if (t >= prm(2u)) { return; }
-    let n = prm(0u);
-    let nb = prm(1u);
-    let kw = prm(3u);
-    let kword = prm(4u);
-    let shift = prm(5u);
-    let size = prm(6u);
+// Radix sort, stable scatter (after radix_segment.wgsl): each thread walks the segment
+// radix_hist.wgsl counted, in order, and moves every (key, payload) slot to the next free
+// slot of its digit, which starts at the scanned histogram entry of (row, digit, segment):
+// equal digits keep their input order. A thread per segment needs no barriers, atomics or
+// subgroups, so every adapter runs it, and on CPU adapters (lavapipe, llvmpipe) each thread
+// is a plain sequential loop.
+// prm: as radix_segment.wgsl, and 7 payload words per slot.
     let pw = prm(7u);
-    let row = t / nb;
-    let seg = t % nb;
-    let start = row * n + seg * size;
-    let end = row * n + min(n, (seg + 1u) * size);
     var next = array<u32, {BINS}>();
     for (var d = 0u; d < {BINS}u; d = d + 1u) { next[d] = hist[(row * {BINS}u + d) * nb + seg]; }
     for (var i = start; i < end; i = i + 1u) {
