@@ -16,9 +16,8 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::pool::error::TaskErrorKind;
-use crate::pool::job::{Inputs, Job};
+use crate::pool::job::Job;
 use crate::pool::state::{PoolState, Slot};
-use crate::pool::wire;
 
 /// A job sent to a rank.
 pub(super) struct InFlight {
@@ -55,11 +54,11 @@ pub(super) fn heartbeat(
             slot.stats.count_failed(1);
             let kind = TaskErrorKind::Timeout { after: t, elapsed: ran };
             ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), job.attempt, kind)));
-            resubmit(pool, job, rest.start..k);
-            resubmit(pool, job, k + 1..rest.end);
+            pool.resubmit(job, rest.start..k, job.attempt);
+            pool.resubmit(job, k + 1..rest.end, job.attempt);
         } else {
             ctl.flush();
-            resubmit(pool, job, rest);
+            pool.resubmit(job, rest, job.attempt);
         }
     }
 }
@@ -77,31 +76,4 @@ pub(super) fn whole_jobs(pool: &PoolState, slot: &Slot, inflight: &mut VecDeque<
             .ctl
             .fail_rest_counted(Some((slot.id, slot.device_id)), head.job.attempt, kind, |n| slot.stats.count_failed(n));
     }
-}
-
-/// Queues inputs `range` of `job` (claimed by the caller) as a job of their own, at the
-/// same attempt.
-fn resubmit(pool: &PoolState, job: &Job, range: std::ops::Range<usize>) {
-    if range.is_empty() {
-        return;
-    }
-    let sub = job.ctl.sub(range.clone());
-    let Inputs::Encoded { body, pins } = &job.inputs else {
-        let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
-        sub.fail_rest(None, job.attempt, kind);
-        return;
-    };
-    let mut part = Vec::new();
-    for (k, item) in wire::items(body).enumerate().skip(range.start).take(range.len()) {
-        match item {
-            Ok((tag, bytes)) => wire::push_item(&mut part, tag, bytes),
-            Err(e) => {
-                let kind = TaskErrorKind::Serialization { message: format!("input {k}: {e}") };
-                sub.fail_rest(None, job.attempt, kind);
-                return;
-            }
-        }
-    }
-    let inputs = Inputs::Encoded { body: part, pins: pins.clone() };
-    pool.enqueue(Job { task: job.task.clone(), attempt: job.attempt, inputs, ctl: sub });
 }

@@ -178,7 +178,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                     // The job it retired in stopped at the fault: the rest of it never ran.
                     if let Some(head) = inflight.pop_front() {
                         if let Some(rest) = head.job.ctl.claim_rest() {
-                            resubmit(inner, &head.job, rest, head.job.attempt);
+                            inner.resubmit(&head.job, rest, head.job.attempt);
                         }
                     }
                     requeue(inner, inflight);
@@ -222,10 +222,10 @@ fn timed_out(
                 slot.stats.count_failed(1);
                 let kind = TaskErrorKind::Timeout { after: limit, elapsed: ran };
                 ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), job.attempt, kind)));
-                resubmit(inner, job, rest.start..k, job.attempt);
-                resubmit(inner, job, k + 1..rest.end, job.attempt);
+                inner.resubmit(job, rest.start..k, job.attempt);
+                inner.resubmit(job, k + 1..rest.end, job.attempt);
             } else {
-                resubmit(inner, job, rest, job.attempt);
+                inner.resubmit(job, rest, job.attempt);
             }
         }
     }
@@ -313,7 +313,7 @@ fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight
     slot.stats.busy_ns.fetch_add(now.saturating_duration_since(head.busy_since).as_nanos() as u64, Ordering::Relaxed);
     head.busy_since = now;
     for k in ctl.deliver_from(first, out) {
-        resubmit(inner, job, k..k + 1, job.attempt);
+        inner.resubmit(job, k..k + 1, job.attempt);
     }
     head.received += count;
     if let Some(why) = retire {
@@ -322,7 +322,7 @@ fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight
     if stopped {
         // The device refused the task: the rest of the job never ran here.
         if let Some(rest) = ctl.claim_rest() {
-            resubmit(inner, job, rest, job.attempt);
+            inner.resubmit(job, rest, job.attempt);
         }
         inflight.pop_front();
         return Ok(Read::Partial);
@@ -351,46 +351,19 @@ fn crashed(inner: &Arc<PoolState>, slot: &Slot, w: &mut Worker, mut inflight: Ve
     // Without a shared progress word, the first unanswered input is the best guess.
     let running = if w.progress.is_shared() { w.progress.get().running(head.id) } else { Some(rest.start) };
     let Some(k) = running.filter(|k| rest.contains(k)) else {
-        resubmit(inner, &job, rest, job.attempt);
+        inner.resubmit(&job, rest, job.attempt);
         return Outcome::Exited;
     };
-    resubmit(inner, &job, rest.start..k, job.attempt);
-    resubmit(inner, &job, k + 1..rest.end, job.attempt);
+    inner.resubmit(&job, rest.start..k, job.attempt);
+    inner.resubmit(&job, k + 1..rest.end, job.attempt);
     if job.attempt <= inner.cfg.retries {
-        resubmit(inner, &job, k..k + 1, job.attempt + 1);
+        inner.resubmit(&job, k..k + 1, job.attempt + 1);
     } else {
         slot.stats.count_failed(1);
         let kind = TaskErrorKind::Crashed { code, signal };
         job.ctl.deliver_claimed(k, Err(job.ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
     }
     Outcome::Exited
-}
-
-/// Queues inputs `range` of `job` (claimed by the caller) as a job of their own, at
-/// `attempt`.
-fn resubmit(inner: &Arc<PoolState>, job: &Job, range: std::ops::Range<usize>, attempt: u32) {
-    if range.is_empty() {
-        return;
-    }
-    let sub = job.ctl.sub(range.clone());
-    let Inputs::Encoded { body, pins } = &job.inputs else {
-        let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
-        sub.fail_rest(None, attempt, kind);
-        return;
-    };
-    let mut part = Vec::new();
-    for (k, item) in wire::items(body).enumerate().skip(range.start).take(range.len()) {
-        match item {
-            Ok((tag, bytes)) => wire::push_item(&mut part, tag, bytes),
-            Err(e) => {
-                sub.fail_rest(None, attempt, TaskErrorKind::Serialization { message: format!("input {k}: {e}") });
-                return;
-            }
-        }
-    }
-    // The sub job keeps the batch's segments (a few handles).
-    let inputs = Inputs::Encoded { body: part, pins: pins.clone() };
-    inner.enqueue(Job { task: job.task.clone(), attempt, inputs, ctl: sub });
 }
 
 /// Puts jobs that never started back in the queue.
