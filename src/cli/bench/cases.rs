@@ -213,7 +213,7 @@ fn matmul(device: &Device, size: usize, cfg: &Config) -> Result<Figures, BenchEr
     };
     let gflops = |secs: f64| 2.0 * (size as f64).powi(3) / secs / 1e9;
     let (ah, bh) = (a.to_vec()?, b.to_vec()?);
-    check_matmul(&run()?.to_vec()?, &ah, &bh, size)?;
+    check_matmul(&run()?.to_vec()?, &ah, &bh, size, |x| x as f64, 0.0)?;
     if !is_cpu(device) {
         // A GPU has no same-unit baseline short of a second GEMM implementation; the
         // numpy script under benches/ compares the CPU figure with OpenBLAS.
@@ -224,8 +224,17 @@ fn matmul(device: &Device, size: usize, cfg: &Config) -> Result<Figures, BenchEr
     Ok(Figures { value: gflops(t), unit: "GFLOP/s", baseline: Some(gflops(tb)), baseline_name: "blocked rayon loop" })
 }
 
-/// Checks 16 entries spread over C against f64 dot products.
-fn check_matmul(c: &[f32], a: &[f32], b: &[f32], n: usize) -> Result<(), BenchError> {
+/// Checks 16 entries spread over C (`n × n`, of `T`, read as f64 by `wide`) against f64 dot
+/// products: the tolerance allows f32 accumulation, plus one rounding to `T` (`out_eps`,
+/// its spacing above 1; 0 for f32, whose output is the accumulator).
+pub(super) fn check_matmul<T: Copy>(
+    c: &[T],
+    a: &[T],
+    b: &[T],
+    n: usize,
+    wide: impl Fn(T) -> f64,
+    out_eps: f64,
+) -> Result<(), BenchError> {
     if c.len() != n * n {
         return Err(format!("matmul returned {} elements, expected {}", c.len(), n * n).into());
     }
@@ -233,12 +242,12 @@ fn check_matmul(c: &[f32], a: &[f32], b: &[f32], n: usize) -> Result<(), BenchEr
         let (i, j) = ((7 * t + 3) % n, (13 * t + 5) % n);
         let (mut want, mut mag) = (0.0f64, 0.0f64);
         for p in 0..n {
-            let prod = a[i * n + p] as f64 * b[p * n + j] as f64;
+            let prod = wide(a[i * n + p]) * wide(b[p * n + j]);
             want += prod;
             mag += prod.abs();
         }
-        let got = c[i * n + j] as f64;
-        let tol = 2.0 * n as f64 * f32::EPSILON as f64 * mag + 1e-6;
+        let got = wide(c[i * n + j]);
+        let tol = 2.0 * n as f64 * f32::EPSILON as f64 * mag + out_eps * want.abs() + 1e-6;
         if (got - want).abs() > tol {
             return Err(format!("matmul result wrong at ({i}, {j}): got {got}, expected {want}").into());
         }

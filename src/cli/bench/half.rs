@@ -88,7 +88,7 @@ pub fn matmul<H: Half>(device: &Device, size: usize, cfg: &Config) -> Result<Fig
     let (a, b) = (uniform::<H>(device, 3, &[size, size])?, uniform::<H>(device, 4, &[size, size])?);
     let (af, bf) = (uniform::<f32>(device, 3, &[size, size])?, uniform::<f32>(device, 4, &[size, size])?);
     let c = synced(a.matmul(&b))?.to_vec()?;
-    check_matmul::<H>(&c, &a.to_vec()?, &b.to_vec()?, size)?;
+    super::cases::check_matmul(&c, &a.to_vec()?, &b.to_vec()?, size, |x: H| x.wide() as f64, H::EPS as f64)?;
     let gflops = |secs: f64| 2.0 * (size as f64).powi(3) / secs / 1e9;
     let (t, tb) = median_secs_pair(cfg.matmul_reps, || synced(a.matmul(&b)), || synced(af.matmul(&bf)))?;
     Ok(Figures {
@@ -97,27 +97,4 @@ pub fn matmul<H: Half>(device: &Device, size: usize, cfg: &Config) -> Result<Fig
         baseline: Some(gflops(tb)),
         baseline_name: "polycompute f32 matmul",
     })
-}
-
-/// Checks 16 entries spread over C against f64 dot products of the half inputs: f32
-/// accumulation, then one rounding to H.
-fn check_matmul<H: Half>(c: &[H], a: &[H], b: &[H], n: usize) -> Result<(), BenchError> {
-    if c.len() != n * n {
-        return Err(format!("matmul returned {} elements, expected {}", c.len(), n * n).into());
-    }
-    for t in 0..16usize {
-        let (i, j) = ((7 * t + 3) % n, (13 * t + 5) % n);
-        let (mut want, mut mag) = (0.0f64, 0.0f64);
-        for p in 0..n {
-            let prod = a[i * n + p].wide() as f64 * b[p * n + j].wide() as f64;
-            want += prod;
-            mag += prod.abs();
-        }
-        let got = c[i * n + j].wide() as f64;
-        let tol = 2.0 * n as f64 * f32::EPSILON as f64 * mag + H::EPS as f64 * want.abs() + 1e-6;
-        if (got - want).abs() > tol {
-            return Err(format!("half matmul wrong at ({i}, {j}): got {got}, expected {want}").into());
-        }
-    }
-    Ok(())
 }
