@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::sort_ref::ref_argsort;
+
 use ndarray::s;
 use polycompute_core::testing::inputs::{bits, uniform};
 use polycompute_core::{DType, Device, DeviceArray, Element, Error};
@@ -26,39 +28,6 @@ fn floats(seed: u64, n: usize) -> Vec<f32> {
             _ => x,
         })
         .collect()
-}
-
-/// numpy's sort order: NaN last, -0.0 == +0.0.
-fn np_cmp(a: f64, b: f64) -> std::cmp::Ordering {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => std::cmp::Ordering::Equal,
-        (true, false) => std::cmp::Ordering::Greater,
-        (false, true) => std::cmp::Ordering::Less,
-        _ => a.partial_cmp(&b).unwrap(),
-    }
-}
-
-/// Stable argsort of each row along `axis` of a row-major `[outer, n, inner]` view.
-fn ref_argsort(v: &[f64], outer: usize, n: usize, inner: usize, descending: bool) -> Vec<u32> {
-    let mut out = vec![0u32; v.len()];
-    for o in 0..outer {
-        for i in 0..inner {
-            let at = |t: usize| (o * n + t) * inner + i;
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by(|&x, &y| {
-                let c = np_cmp(v[at(x)], v[at(y)]);
-                if descending {
-                    c.reverse()
-                } else {
-                    c
-                }
-            });
-            for (t, &s) in order.iter().enumerate() {
-                out[at(t)] = s as u32;
-            }
-        }
-    }
-    out
 }
 
 fn same_bits<T: Element + Into<f64>>(got: &[T], want: &[T], what: &str) {
@@ -280,7 +249,7 @@ fn sorts_of<T: Element + Into<f64> + Copy>(dev: &Device, data: &[T]) {
             let x = &data[..len];
             let a = dev.from_slice(x, &shape).unwrap();
             let v: Vec<f64> = x.iter().map(|&e| e.into()).collect();
-            let want = ref_argsort(&v, outer, n, inner, false);
+            let want = ref_argsort(&v, (outer, n, inner), false);
             let what = format!("{} n={n} {shape:?}", T::DTYPE);
             assert_eq!(a.argsort(axis).unwrap().to_vec().unwrap(), want, "argsort {what}");
             let sorted: Vec<T> = (0..len)
@@ -293,7 +262,7 @@ fn sorts_of<T: Element + Into<f64> + Copy>(dev: &Device, data: &[T]) {
             same_bits(&a.sort(axis).unwrap().to_vec().unwrap(), &sorted, &format!("sort {what}"));
             let k = (n / 3).max(1);
             let (vals, idx) = a.topk(k, axis).unwrap();
-            let desc = ref_argsort(&v, outer, n, inner, true);
+            let desc = ref_argsort(&v, (outer, n, inner), true);
             let mut want_idx = Vec::new();
             for o in 0..outer {
                 for t in 0..k {
@@ -336,11 +305,11 @@ fn long_rows_sort_through_global_and_workgroup_merges() {
         let v: Vec<f64> = x.iter().map(|&e| f64::from(e)).collect();
         assert_eq!(
             a.argsort(axis).unwrap().to_vec().unwrap(),
-            ref_argsort(&v, outer, n, inner, false),
+            ref_argsort(&v, (outer, n, inner), false),
             "argsort {shape:?}"
         );
         let (_, idx) = a.topk(100, axis).unwrap();
-        let desc = ref_argsort(&v, outer, n, inner, true);
+        let desc = ref_argsort(&v, (outer, n, inner), true);
         assert_eq!(idx.to_vec().unwrap(), desc[..100 * inner].to_vec(), "topk {shape:?}");
     }
 }

@@ -4,6 +4,8 @@
 //! (`polycompute_core::testing`).
 #![allow(dead_code)]
 
+pub mod sort_ref;
+
 use std::sync::Arc;
 
 use polycompute_core::testing::Required;
