@@ -8,14 +8,13 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use polycompute_core::{bf16, f16, halves, philox, DType, MatmulTranspose, ReduceKind, Shape};
 use polycompute_cuda::codegen::{layout, matmul, matmul_half, reduce, Kernel};
 
 #[macro_use]
 mod common;
-use common::{compiler, host_type};
+use common::{build_and_run, compiler, host_type};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -126,19 +125,8 @@ impl Harness {
 
     fn run(mut self, cxx: &str) -> PathBuf {
         self.main.push_str("  return 0;\n}\n");
-        let cpp = self.dir.join("kernels.cpp");
-        std::fs::write(&cpp, format!("{}{}", self.src, self.main)).unwrap();
-        let exe = self.dir.join("kernels");
-        let out = Command::new(cxx)
-            .args(["-O2", "-ffp-contract=off", "-w", "-pthread", "-o"])
-            .arg(&exe)
-            .arg(&cpp)
-            .arg("-lm")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "host compile failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let ran = Command::new(&exe).output().unwrap();
-        assert!(ran.status.success(), "host run failed: {}", String::from_utf8_lossy(&ran.stderr));
+        let source = format!("{}{}", self.src, self.main);
+        build_and_run(cxx, &self.dir, "kernels", &source, &["-O2", "-pthread"], &[]);
         self.dir
     }
 }

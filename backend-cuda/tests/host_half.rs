@@ -7,7 +7,6 @@
 //! would round twice).
 
 use std::path::Path;
-use std::process::Command;
 
 use polycompute_core::philox;
 use polycompute_core::{bf16, f16};
@@ -15,7 +14,7 @@ use polycompute_cuda::codegen::semantics::PRELUDE;
 
 #[macro_use]
 mod common;
-use common::compiler;
+use common::{build_and_run, compiler};
 
 const SHIM: &str = cuda_host_shim!("");
 
@@ -123,19 +122,7 @@ fn half_conversions_match_the_half_crate_bit_for_bit() {
     for (name, words) in [("halves", &halves), ("floats", &floats), ("doubles", &doubles), ("ints", &ints)] {
         write(&dir.join(name), words);
     }
-    let cpp = dir.join("half.cpp");
-    std::fs::write(&cpp, format!("{SHIM}{PRELUDE}{MAIN}")).unwrap();
-    let exe = dir.join("half");
-    let built = Command::new(&cxx)
-        .args(["-O1", "-ffp-contract=off", "-w", "-o"])
-        .arg(&exe)
-        .arg(&cpp)
-        .arg("-lm")
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "host compile failed:\n{}", String::from_utf8_lossy(&built.stderr));
-    let ran = Command::new(&exe).arg(&dir).output().unwrap();
-    assert!(ran.status.success(), "host run failed: {}", String::from_utf8_lossy(&ran.stderr));
+    build_and_run(&cxx, &dir, "half", &format!("{SHIM}{PRELUDE}{MAIN}"), &["-O1"], &[&dir]);
 
     let mut failures = Vec::new();
     let mut check = |what: &str, input: &[u64], want: &dyn Fn(u64) -> u64| {

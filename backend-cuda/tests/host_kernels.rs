@@ -6,14 +6,13 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use polycompute_core::{bf16, f16, philox, BackendKind, DType, Device, Fill, HostVec, Op, ReduceKind, Shape};
 use polycompute_cuda::codegen::{fill, reduce, Kernel};
 
 #[macro_use]
 mod common;
-use common::{compiler, host_type};
+use common::{build_and_run, compiler, host_type};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -58,19 +57,8 @@ impl Harness {
 
     fn run(mut self, cxx: &str) -> PathBuf {
         self.main.push_str("  return 0;\n}\n");
-        let cpp = self.path("kernels.cpp");
-        std::fs::write(&cpp, format!("{}{}", self.src, self.main)).unwrap();
-        let exe = self.path("kernels");
-        let out = Command::new(cxx)
-            .args(["-O1", "-ffp-contract=off", "-w", "-o"])
-            .arg(&exe)
-            .arg(&cpp)
-            .arg("-lm")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "host compile failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let ran = Command::new(&exe).output().unwrap();
-        assert!(ran.status.success(), "host run failed: {}", String::from_utf8_lossy(&ran.stderr));
+        let source = format!("{}{}", self.src, self.main);
+        build_and_run(cxx, &self.dir, "kernels", &source, &["-O1"], &[]);
         self.dir
     }
 }

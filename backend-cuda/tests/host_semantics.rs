@@ -5,7 +5,6 @@
 //! So the semantics written in `codegen/cuda/semantics.cuh` are checked here, without a GPU; on a
 //! GPU, the conformance suite checks the device's math library on top.
 
-use std::process::Command;
 use std::sync::Arc;
 
 use polycompute_core::testing::specials::{extended_of, host_pairs};
@@ -15,7 +14,7 @@ use polycompute_cuda::codegen::map;
 
 #[macro_use]
 mod common;
-use common::{compiler, host_type};
+use common::{build_and_run, compiler, host_type};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -155,19 +154,7 @@ fn generated_map_kernels_agree_with_the_cpu_backend() {
     }
     main.push_str("  return 0;\n}\n");
     src.push_str(&main);
-    let cpp = dir.join("kernels.cpp");
-    std::fs::write(&cpp, &src).unwrap();
-    let exe = dir.join("kernels");
-    let built = Command::new(&cxx)
-        .args(["-O0", "-ffp-contract=off", "-w", "-o"])
-        .arg(&exe)
-        .arg(&cpp)
-        .arg("-lm")
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "host compile failed:\n{}", String::from_utf8_lossy(&built.stderr));
-    let ran = Command::new(&exe).output().unwrap();
-    assert!(ran.status.success(), "host run failed: {}", String::from_utf8_lossy(&ran.stderr));
+    build_and_run(&cxx, &dir, "kernels", &src, &["-O0"], &[]);
 
     let mut failures = Vec::new();
     for (i, c) in cases.iter().enumerate() {

@@ -8,7 +8,6 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::Command;
 
 use polycompute_core::{BackendKind, DType, Device, Op};
 use polycompute_cuda::codegen::movement::{self, split_axis};
@@ -19,7 +18,7 @@ use polycompute_cuda::codegen::{map, Kernel};
 #[macro_use]
 mod common;
 mod views_cases;
-use common::compiler;
+use common::{build_and_run, compiler};
 use views_cases::{bytes_of, cases, compare, read_vec, Case};
 
 const SHIM: &str = cuda_host_shim!(
@@ -64,19 +63,8 @@ impl Harness {
 
     fn run(mut self, cxx: &str) -> PathBuf {
         self.main.push_str("  return 0;\n}\n");
-        let cpp = self.dir.join("views.cpp");
-        std::fs::write(&cpp, format!("{}{}", self.src, self.main)).unwrap();
-        let exe = self.dir.join("views");
-        let out = Command::new(cxx)
-            .args(["-O1", "-ffp-contract=off", "-w", "-o"])
-            .arg(&exe)
-            .arg(&cpp)
-            .arg("-lm")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "host compile failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let ran = Command::new(&exe).output().unwrap();
-        assert!(ran.status.success(), "host run failed: {}", String::from_utf8_lossy(&ran.stderr));
+        let source = format!("{}{}", self.src, self.main);
+        build_and_run(cxx, &self.dir, "views", &source, &["-O1"], &[]);
         self.dir
     }
 }

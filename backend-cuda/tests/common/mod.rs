@@ -70,6 +70,33 @@ pub fn compiler() -> Option<String> {
     Command::new(&cxx).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| cxx)
 }
 
+/// Writes `source` to `dir/name.cpp`, compiles it with `cxx` (`flags`, then exact floating
+/// point: no contraction) into `dir/name`, and runs that with `args`; panics with the
+/// compiler's or the program's stderr when either fails.
+pub fn build_and_run(
+    cxx: &str,
+    dir: &std::path::Path,
+    name: &str,
+    source: &str,
+    flags: &[&str],
+    args: &[&std::path::Path],
+) {
+    let cpp = dir.join(format!("{name}.cpp"));
+    std::fs::write(&cpp, source).unwrap();
+    let exe = dir.join(name);
+    let built = Command::new(cxx)
+        .args(flags)
+        .args(["-ffp-contract=off", "-w", "-o"])
+        .arg(&exe)
+        .arg(&cpp)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "host compile failed:\n{}", String::from_utf8_lossy(&built.stderr));
+    let ran = Command::new(&exe).args(args).output().unwrap();
+    assert!(ran.status.success(), "host run failed: {}", String::from_utf8_lossy(&ran.stderr));
+}
+
 /// The C type of a dtype outside the kernels' namespaces (where the prelude's typedefs live).
 pub fn host_type(d: DType) -> &'static str {
     match d {
