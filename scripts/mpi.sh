@@ -91,23 +91,29 @@ MPI_JOURNAL="$jdir" mpi 3 -x MPI_JOURNAL "$exe"
 # lost after its lease, retries its task on another rank, and (opted in) rank 0 exits
 # with status 3 — which mpirun does not pass on (it exits 0), so rank 0 runs under a shell
 # that records it (MPMD: `-n 1 sh -c ... : -n 3 exe`).
-status="$jdir/status"
-echo "+ MPI_RECOVER=3 mpirun --enable-recovery -n 1 sh -c '$exe; echo \$? > status' : -n 3 $exe"
-set +e
-MPI_RECOVER=3 timeout -k 10 60 mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader \
-    --enable-recovery -x MPI_RECOVER -n 1 sh -c "\"$exe\"; echo \$? > \"$status\"" : -n 3 "$exe"
-rc=$?
-set -e
-# Once in several full runs (never in a loop of this step alone) mpirun did not return after
-# rank 0 had exited with its status: what is tested here is rank 0's, so a launcher that must
-# be killed afterwards is reported loudly but does not fail the step; anything else does.
-if ((rc != 0)); then
-    echo "scripts/mpi.sh: WARNING: mpirun --enable-recovery exited with $rc (timeout: 124/137) after rank 0 wrote status '$(cat "$status" 2>/dev/null)'" >&2
-    ps -eo pid,etimes,args | grep -E "mpirun|orted|$(basename "$exe")" | grep -v grep >&2 || true
-fi
-if [[ "$(cat "$status" 2>/dev/null)" != 3 ]]; then
-    echo "scripts/mpi.sh: rank 0 exited with status '$(cat "$status" 2>/dev/null)' after losing a rank, not 3" >&2
-    exit 1
-fi
+# Rank 0 and the worker ranks left give MPI_Finalize a bounded time after a loss (its fence
+# over the job sometimes never completes with a dead rank): several launches in a row must
+# each end well within the timeout (MPI_RECOVERY_RUNS, default 3; 20 were run by hand).
+for run_no in $(seq 1 "${MPI_RECOVERY_RUNS:-3}"); do
+    status="$jdir/status.$run_no"
+    echo "+ MPI_RECOVER=3 mpirun --enable-recovery -n 1 sh -c '$exe; echo \$? > status' : -n 3 $exe (launch $run_no)"
+    set +e
+    start=$SECONDS
+    MPI_RECOVER=3 timeout -k 10 60 mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader \
+        --enable-recovery -x MPI_RECOVER -n 1 sh -c "\"$exe\"; echo \$? > \"$status\"" : -n 3 "$exe"
+    rc=$?
+    took=$((SECONDS - start))
+    set -e
+    if ((rc != 0)); then
+        # mpirun's own status is not what is tested (rank 0's is), but a hang is: see below.
+        echo "scripts/mpi.sh: WARNING: mpirun --enable-recovery exited with $rc (timeout: 124/137) after rank 0 wrote status '$(cat "$status" 2>/dev/null)'" >&2
+        ps -eo pid,etimes,args | grep -E "mpirun|orted|$(basename "$exe")" | grep -v grep >&2 || true
+    fi
+    if [[ "$(cat "$status" 2>/dev/null)" != 3 ]] || ((took >= 30)); then
+        echo "scripts/mpi.sh: rank 0 exited with status '$(cat "$status" 2>/dev/null)' after losing a rank (want 3), launch $run_no took ${took}s" >&2
+        exit 1
+    fi
+    echo "recovery launch $run_no ended in ${took}s"
+done
 echo "scripts/mpi.sh: MPI worker ranks passed on 4 and 2 ranks (same outputs as the local pool), journal and recovery"
 MPI_TEST_EXE="$exe" MPI_DIGEST="$d4" scripts/mpi-two-node.sh # two simulated hosts (network namespaces, a fake ssh), ~5 s once built

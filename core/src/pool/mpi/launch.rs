@@ -167,21 +167,19 @@ pub(crate) fn start(tasks: &Tasks) {
     let _ = WORLD.set(info);
     *UNIVERSE.lock_unpoisoned() = Some(universe);
     if rank == 0 {
-        // SAFETY: `finalize_at_exit` is an `extern "C" fn()` that never unwinds.
-        let failed = unsafe { libc::atexit(finalize_at_exit) } != 0;
-        if failed {
+        if !exit_hook::register() {
             eprintln!("polycompute: cannot register MPI_Finalize at exit; worker ranks may linger");
         }
         return;
     }
-    let code = match worker::serve(tasks, &world) {
-        Ok(()) => 0,
+    let (code, lost) = match worker::serve(tasks, &world) {
+        Ok(lost) => (0, lost),
         Err(e) => {
             eprintln!("polycompute worker rank {rank}: {e}");
-            70
+            (70, false)
         }
     };
-    finalize();
+    finalize_within(finalize_bound(lost), code);
     std::process::exit(code);
 }
 
@@ -214,20 +212,69 @@ fn learn(world: &SimpleCommunicator) -> MpiWorld {
     MpiWorld { size, rank, ranks }
 }
 
-/// Rank 0 at exit: tells every worker rank that is not lost to exit (non-blocking sends,
-/// given a second: a rank may have died since), finalizes MPI, and turns the exit status
-/// into the one [`exit_status_on_lost_ranks`] asked for when ranks were lost.
-extern "C" fn finalize_at_exit() {
+/// How long `MPI_Finalize` may take before the process exits without it: 2 s when worker
+/// ranks were lost in this launch, 20 s otherwise.
+///
+/// `MPI_Finalize` is collective: Open MPI (4.1) ends it with a fence over every process of
+/// the job, the dead ones included. Under `mpirun --enable-recovery`, after a rank was
+/// killed, that fence sometimes never completes (about 1 launch in 7 on the 2-core
+/// development VM while it was loaded; every rank left waits in `ompi_mpi_finalize`), so
+/// the launch never ended. A fence among live ranks takes milliseconds; the bound without
+/// losses only guards against a launcher that misbehaves.
+pub(crate) fn finalize_bound(lost: bool) -> Duration {
+    if lost {
+        Duration::from_secs(2)
+    } else {
+        Duration::from_secs(20)
+    }
+}
+
+/// `MPI_Finalize`, given `bound`: past it a watchdog thread ends the process with `status`
+/// (a warning on stderr), so a fence that cannot complete never keeps a rank alive.
+pub(crate) fn finalize_within(bound: Duration, status: i32) {
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let seen = done.clone();
+    let watchdog = std::thread::Builder::new().name("polycompute-finalize".into()).spawn(move || {
+        let deadline = Instant::now() + bound;
+        while !seen.load(Ordering::Acquire) {
+            let Some(left) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
+                eprintln!(
+                    "polycompute: MPI_Finalize did not complete within {bound:?} (a lost rank's fence); \
+                     exiting with status {status} without it"
+                );
+                // SAFETY: `_exit` ends the process at once, without running exit handlers
+                // (this may run inside one) or touching the MPI state the main thread holds.
+                unsafe { libc::_exit(status) };
+            };
+            std::thread::park_timeout(left);
+        }
+    });
+    finalize();
+    done.store(true, Ordering::Release);
+    if let Ok(t) = watchdog {
+        t.thread().unpark();
+    }
+}
+
+/// Rank 0 at exit (`status`: what the program exits with): tells every worker rank that
+/// is not lost to exit (non-blocking sends, given a second: a rank may have died since,
+/// saying whether ranks were lost), finalizes MPI within [`finalize_bound`], and turns the
+/// exit status into the one [`exit_status_on_lost_ranks`] asked for when ranks were lost.
+fn finalize_at_exit(status: i32) {
+    let lost = mpi_lost_ranks();
+    let code = LOST_EXIT.load(Ordering::Acquire);
+    let status = if !lost.is_empty() && code != 0 { code } else { status };
     let _ = std::panic::catch_unwind(|| {
         if let Some(universe) = UNIVERSE.lock_unpoisoned().as_ref() {
             let _guard = MPI_LOCK.lock_unpoisoned();
             let world = universe.world();
+            let message = if lost.is_empty() { &EXIT_CLEAN } else { &EXIT_AFTER_LOSS };
             let mut sends = Vec::new();
             for r in 1..world.size() {
                 if !is_lost(r as usize) {
                     let request = world.process_at_rank(r).immediate_send_with_tag(
                         mpi::request::StaticScope,
-                        &EXIT_BYTE[..],
+                        &message[..],
                         tag::EXIT,
                     );
                     sends.push(request);
@@ -242,20 +289,52 @@ extern "C" fn finalize_at_exit() {
             // the static byte.
             sends.into_iter().for_each(std::mem::forget);
         }
-        finalize();
+        finalize_within(finalize_bound(!lost.is_empty()), status);
     });
-    let lost = mpi_lost_ranks();
-    let code = LOST_EXIT.load(Ordering::Acquire);
     if !lost.is_empty() && code != 0 {
         eprintln!("polycompute: worker rank(s) {lost:?} were lost; exiting with status {code}");
-        // SAFETY: `_exit` ends the process at once; called from an atexit handler, where
+        // SAFETY: `_exit` ends the process at once; called from an exit handler, where
         // `exit` must not be called again.
         unsafe { libc::_exit(code) };
     }
 }
 
-/// What an exit message carries (a static buffer: MPI may read it after the handler).
-static EXIT_BYTE: [u8; 1] = [0];
+/// What an exit message carries (static buffers: MPI may read them after the handler):
+/// whether ranks were lost, which tells the worker ranks how long to give `MPI_Finalize`.
+static EXIT_CLEAN: [u8; 1] = [0];
+static EXIT_AFTER_LOSS: [u8; 1] = [1];
+
+/// Whether an exit message says ranks were lost (see [`finalize_bound`]).
+pub(crate) fn exit_after_loss(message: &[u8]) -> bool {
+    message.first() == Some(&1)
+}
+
+/// Registers [`finalize_at_exit`] to run when rank 0's program exits. With glibc,
+/// `on_exit` passes the handler the exit status, which a finalize cut short exits with;
+/// elsewhere `atexit` has no status, and a finalize cut short exits with 1.
+mod exit_hook {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    pub(super) fn register() -> bool {
+        extern "C" {
+            fn on_exit(handler: extern "C" fn(libc::c_int, *mut libc::c_void), arg: *mut libc::c_void) -> libc::c_int;
+        }
+        extern "C" fn handler(status: libc::c_int, _arg: *mut libc::c_void) {
+            super::finalize_at_exit(status);
+        }
+        // SAFETY: glibc's `on_exit` stores the handler and runs it at `exit`; `handler`
+        // never unwinds (`finalize_at_exit` catches panics) and ignores its argument.
+        unsafe { on_exit(handler, std::ptr::null_mut()) == 0 }
+    }
+
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    pub(super) fn register() -> bool {
+        extern "C" fn handler() {
+            super::finalize_at_exit(1);
+        }
+        // SAFETY: `handler` is an `extern "C" fn()` that never unwinds.
+        unsafe { libc::atexit(handler) == 0 }
+    }
+}
 
 /// `MPI_Finalize`, once.
 fn finalize() {

@@ -29,14 +29,19 @@ fn next_message(world: &SimpleCommunicator) -> (Vec<u8>, mpi::point_to_point::St
     }
 }
 
-/// Serves pools until rank 0 says the program ends.
-pub(super) fn serve(tasks: &Tasks, world: &SimpleCommunicator) -> Result<(), String> {
+/// Serves pools until rank 0 says the program ends; returns whether its exit message said
+/// ranks were lost (see `launch::finalize_bound`).
+pub(super) fn serve(tasks: &Tasks, world: &SimpleCommunicator) -> Result<bool, String> {
     let root = world.process_at_rank(0);
     loop {
         let (bytes, status) = next_message(world);
         match status.tag() {
-            tag::EXIT => return Ok(()),
-            tag::SETUP => serve_pool(tasks, world, &bytes)?,
+            tag::EXIT => return Ok(super::launch::exit_after_loss(&bytes)),
+            tag::SETUP => {
+                if let Some(exit) = serve_pool(tasks, world, &bytes)? {
+                    return Ok(exit);
+                }
+            }
             tag::STOP => super::poll::send(&root, tag::STOPPED, &[0u8]),
             other => return Err(format!("unexpected message (tag {other}) while idle")),
         }
@@ -137,8 +142,9 @@ impl Drop for Heartbeat {
     }
 }
 
-/// One pool: from its setup to its stop.
-fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result<(), String> {
+/// One pool: from its setup to its stop. `Some(lost)` when rank 0's program ended instead
+/// (`lost`: its exit message said ranks were lost).
+fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result<Option<bool>, String> {
     let root = world.process_at_rank(0);
     let setup = wire::split_frame::<ToWorker>(setup).map_err(|e| e.to_string())?.0;
     let ToWorker::Setup { worker, kind, ordinal, seed, spill_over, broadcast_type, broadcast, tasks: theirs, .. } =
@@ -147,7 +153,7 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         return Err("rank 0 sent a setup that is not one".into());
     };
     let mismatches = tasks.mismatches(&theirs);
-    let failed = |message: String| send(world, tag::READY, &FromWorker::StartFailed { message }, &[]);
+    let failed = |message: String| send(world, tag::READY, &FromWorker::StartFailed { message }, &[]).map(|()| None);
     if !mismatches.is_empty() {
         return failed(format!(
             "rank {}'s tasks differ from rank 0's: {}; every rank must run the same program",
@@ -175,9 +181,9 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
                 // No heartbeat may follow the stop's answer.
                 drop(heartbeat);
                 super::poll::send(&root, tag::STOPPED, &[0u8]);
-                return Ok(());
+                return Ok(None);
             }
-            tag::EXIT => return Ok(()),
+            tag::EXIT => return Ok(Some(super::launch::exit_after_loss(&bytes))),
             other => return Err(format!("unexpected message (tag {other}) while serving")),
         }
         let (header, body) = wire::split_frame::<ToWorker>(&bytes).map_err(|e| e.to_string())?;
