@@ -16,6 +16,28 @@ use crate::codegen::{Binding, KernelSource};
 use crate::errors::{ErrorSink, FaultCode, Scope};
 use crate::pipeline_cache::{compile, Kernel, KernelKey, PipelineCache};
 
+/// Loop iterations one invocation may run in one launch, over all of its loops.
+///
+/// Mesa's llvmpipe (under lavapipe's Vulkan and its GL driver alike) ends every loop of a
+/// shader invocation, silently, once the invocation has run 65,535 iterations in all
+/// (gallivm's `LP_MAX_TGSI_LOOP_ITERATIONS`, shared between every loop of the shader): a
+/// matmul summed only the first 52,429 terms of K (6,553 slices of 8, each ten iterations
+/// of its two loops) and a scatter-add applied only the first 65,535 indices. So a kernel
+/// whose loop grows with the problem is launched over ranges of at most this many
+/// iterations ([`loop_ranges`]), each launch continuing from what the previous one wrote;
+/// half the driver's budget is left for the kernel's fixed loops. On every adapter, so the
+/// path CI runs is the one users run; on a real GPU it only adds a launch per 32,768 steps.
+pub(crate) const LOOP_BUDGET: usize = 32_768;
+
+/// The ranges of `0..total` that successive launches cover, `step` elements per loop
+/// iteration: at most [`LOOP_BUDGET`] iterations each, every range but the last a whole
+/// number of steps (one empty range when `total` is 0).
+pub(crate) fn loop_ranges(total: usize, step: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let per = LOOP_BUDGET * step.max(1);
+    let launches = total.div_ceil(per).max(1);
+    (0..launches).map(move |i| i * per..((i + 1) * per).min(total))
+}
+
 /// One kernel launch: a kernel, its storage buffers (bindings 1..), its uniform words
 /// (binding 0) and how many workgroups to run (spread over a 2-D grid when needed).
 pub(crate) struct Launch {
@@ -166,7 +188,10 @@ impl WgpuDevice {
         self.cache.get(&self.device, self.id, key, build)
     }
 
-    /// The 2-D grid for `groups` workgroups.
+    /// The 2-D grid for `groups` workgroups: every launch's grid comes from here, and a
+    /// kernel reads its linear workgroup index `g = wid.y * nwg.x + wid.x` (see
+    /// `codegen::Builder::finish`), so no launch is cut at a dimension's limit; beyond
+    /// `max²` workgroups it is a typed error.
     fn grid(&self, groups: u64) -> Result<(u32, u32)> {
         let max = u64::from(self.limits.max_compute_workgroups_per_dimension.max(1));
         if groups <= max {

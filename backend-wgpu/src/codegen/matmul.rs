@@ -2,6 +2,12 @@
 //! staging `BK`-deep slices of A and B in workgroup memory (loads coalesced along the
 //! contiguous axis of each), and each thread accumulates a `TM x TN` register tile whose
 //! rows and columns are 16 apart, so C is written coalesced too.
+//!
+//! One launch covers a range `[kbeg, kend)` of the inner dimension (`ops::matmul` splits
+//! long ones into launches of at most [`crate::device::LOOP_BUDGET`] steps); a launch
+//! after the first starts each accumulator from the C its predecessor wrote, so the sum
+//! runs in the same order, and gives the same bits, as one loop over the whole of K. The
+//! `BK` steps inside a slice are unrolled: the one loop left is the one over slices.
 
 use std::fmt::Write;
 
@@ -20,8 +26,9 @@ pub(crate) fn blocking(dtype: DType) -> (u32, u32, u32) {
     }
 }
 
-/// Uniform words: M, N, K, tiles along N, tiles along M, total workgroups.
-pub(crate) const PARAMS: usize = 6;
+/// Uniform words: M, N, K, tiles along N, tiles along M, total workgroups, the launch's
+/// first and end depth (`kbeg`, `kend`), and 1 when it continues from C's partial sums.
+pub(crate) const PARAMS: usize = 9;
 
 /// The kernel for `dtype` (f32 or f64).
 pub(crate) fn kernel(dtype: DType) -> KernelSource {
@@ -64,14 +71,22 @@ pub(crate) fn kernel_for(dtype: DType, transpose: MatmulTranspose) -> KernelSour
          let gg = min(g, total - 1u);\n    let tn = gg % tiles_n;\n    let rest = gg / tiles_n;\n    \
          let tm = rest % tiles_m;\n    let batch = rest / tiles_m;\n    let row0 = tm * {bm}u;\n    \
          let col0 = tn * {bn}u;\n    let a_base = batch * m * k;\n    let b_base = batch * k * n;\n    \
-         let c_base = batch * m * n;\n    let zero = {t}(0);\n"
+         let c_base = batch * m * n;\n    let zero = {t}(0);\n    let kbeg = prm(6u);\n    \
+         let kend = prm(7u);\n    let resume = prm(8u) == 1u;\n"
     );
     for i in 0..tm {
         for j in 0..tn {
-            let _ = writeln!(body, "    var acc{i}_{j} = zero;");
+            let _ = writeln!(
+                body,
+                "    var acc{i}_{j} = zero;\n    {{\n        let r = row0 + ly + {ri}u;\n        \
+                 let cc = col0 + lx + {cj}u;\n        \
+                 if (resume && live && r < m && cc < n) {{ acc{i}_{j} = c[c_base + r * n + cc]; }}\n    }}",
+                ri = i * 16,
+                cj = j * 16
+            );
         }
     }
-    let _ = writeln!(body, "    for (var k0 = 0u; k0 < k; k0 = k0 + {bk}u) {{");
+    let _ = writeln!(body, "    for (var k0 = kbeg; k0 < kend; k0 = k0 + {bk}u) {{");
     for e in 0..(bm * bk / 256) {
         let _ = writeln!(
             body,
@@ -93,19 +108,24 @@ pub(crate) fn kernel_for(dtype: DType, transpose: MatmulTranspose) -> KernelSour
         );
     }
     body.push_str("        workgroupBarrier();\n");
-    let _ = writeln!(body, "        for (var kk = 0u; kk < {bk}u; kk = kk + 1u) {{");
-    for i in 0..tm {
-        let _ = writeln!(body, "            let a{i} = sa[kk * {bm}u + ly + {}u];", i * 16);
-    }
-    for j in 0..tn {
-        let _ = writeln!(body, "            let b{j} = sb[kk * {bn}u + lx + {}u];", j * 16);
-    }
-    for i in 0..tm {
-        for j in 0..tn {
-            let _ = writeln!(body, "            acc{i}_{j} = acc{i}_{j} + a{i} * b{j};");
+    // The steps of a slice, unrolled: on llvmpipe every loop iteration counts against one
+    // budget per invocation (see `LOOP_BUDGET`), so only the slice loop may iterate.
+    for kk in 0..bk {
+        body.push_str("        {\n");
+        for i in 0..tm {
+            let _ = writeln!(body, "            let a{i} = sa[ly + {}u];", kk * bm + i * 16);
         }
+        for j in 0..tn {
+            let _ = writeln!(body, "            let b{j} = sb[lx + {}u];", kk * bn + j * 16);
+        }
+        for i in 0..tm {
+            for j in 0..tn {
+                let _ = writeln!(body, "            acc{i}_{j} = acc{i}_{j} + a{i} * b{j};");
+            }
+        }
+        body.push_str("        }\n");
     }
-    body.push_str("        }\n        workgroupBarrier();\n    }\n");
+    body.push_str("        workgroupBarrier();\n    }\n");
     for i in 0..tm {
         for j in 0..tn {
             let _ = writeln!(

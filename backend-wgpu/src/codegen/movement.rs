@@ -53,7 +53,7 @@ pub(crate) fn take(index: DType, along: bool) -> KernelSource {
 /// added widened to f32 (the buffers are f32), each sum rounded to the half.
 pub(crate) fn scatter_add(dtype: DType, index: DType) -> KernelSource {
     let t = wgsl_type(dtype);
-    let mut b = Builder::new(4);
+    let mut b = Builder::new(6);
     b.storage("idx", wgsl_type(index), false).storage("vals", t, false).storage("dst", t, true);
     b.code(&instantiate(shaders::INDEX, &[("I", wgsl_type(index))]));
     b.code(&half_rounding(dtype));

@@ -4,7 +4,7 @@ use polycompute_core::{DeviceBuffer, Error, MatmulTranspose, Result, Shape};
 
 use crate::buffer::WgpuBuffer;
 use crate::codegen::matmul::{blocking, kernel, kernel_for};
-use crate::device::{Launch, WgpuDevice};
+use crate::device::{loop_ranges, Launch, WgpuDevice};
 use crate::pipeline_cache::KernelKey;
 
 /// `lhs @ rhs`, 2-D or batched 3-D (shapes validated by `Op::output`); a buffer holding its
@@ -29,19 +29,42 @@ pub(crate) fn run(
     if batch * m * n == 0 {
         return Ok(out);
     }
-    let (bm, _, _) = blocking(dtype);
+    let (bm, bk, _) = blocking(dtype);
     let tiles_n = n.div_ceil(bm as usize);
     let tiles_m = m.div_ceil(bm as usize);
     let total = (tiles_n * tiles_m) as u64 * batch as u64;
     let total32 = u32::try_from(total)
         .map_err(|_| Error::TooLarge(format!("matmul {lhs} @ {rhs} needs {total} workgroups, more than u32 counts")))?;
-    let params = vec![m as u32, n as u32, k as u32, tiles_n as u32, tiles_m as u32, total32];
+    let word = |v: usize, what: &str| {
+        u32::try_from(v).map_err(|_| Error::TooLarge(format!("matmul {lhs} @ {rhs}: {what} {v} exceeds u32 indexing")))
+    };
+    let (m32, n32, k32) = (word(m, "M")?, word(n, "N")?, word(k, "K")?);
     let buffers = vec![a.raw().clone(), b.raw().clone(), out.raw().clone()];
     let kernel = if transpose.any() {
         dev.kernel(KernelKey::MatmulTransposed(dtype, transpose), || Ok(kernel_for(dtype, transpose)))?
     } else {
         dev.kernel(KernelKey::Matmul(dtype), || Ok(kernel(dtype)))?
     };
-    dev.launch(vec![Launch { kernel, buffers, params, groups: total }])?;
+    // Long inner dimensions in several launches (see `LOOP_BUDGET`), each resuming the sums.
+    let launches = loop_ranges(k, bk as usize)
+        .enumerate()
+        .map(|(i, ks)| Launch {
+            kernel: kernel.clone(),
+            buffers: buffers.clone(),
+            params: vec![
+                m32,
+                n32,
+                k32,
+                tiles_n as u32,
+                tiles_m as u32,
+                total32,
+                ks.start as u32,
+                ks.end as u32,
+                (i > 0) as u32,
+            ],
+            groups: total,
+        })
+        .collect();
+    dev.launch(launches)?;
     Ok(out)
 }

@@ -6,7 +6,7 @@ use polycompute_core::{DType, DeviceBuffer, Error, Result, Scalar, Shape};
 use crate::buffer::WgpuBuffer;
 use crate::codegen::movement::{self as gen, words};
 use crate::codegen::WG;
-use crate::device::{Launch, WgpuDevice};
+use crate::device::{loop_ranges, Launch, WgpuDevice};
 use crate::ops::groups;
 use crate::pipeline_cache::KernelKey;
 
@@ -188,7 +188,15 @@ pub(crate) fn scatter_add_as(
         word(n_axis, "scatter_add")?,
     ];
     let buffers = vec![idx.raw().clone(), vals.raw().clone(), out.raw().clone()];
-    dev.launch(vec![Launch { kernel, buffers, params, groups: groups(cols, WG) }])?;
+    // Many indices in several launches (see `LOOP_BUDGET`), in order.
+    let launches = loop_ranges(m, 1)
+        .map(|js| {
+            let mut params = params.clone();
+            params.extend([js.start as u32, js.end as u32]);
+            Launch { kernel: kernel.clone(), buffers: buffers.clone(), params, groups: groups(cols, WG) }
+        })
+        .collect();
+    dev.launch(launches)?;
     Ok(out)
 }
 
