@@ -7,5 +7,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export POLYCOMPUTE_FUZZ_CASES="${POLYCOMPUTE_FUZZ_CASES:-50000}"
-echo "+ POLYCOMPUTE_FUZZ_CASES=$POLYCOMPUTE_FUZZ_CASES cargo test -p polycompute-core --lib fuzzing::"
-cargo test -p polycompute-core --lib fuzzing::
+echo "+ POLYCOMPUTE_FUZZ_CASES=$POLYCOMPUTE_FUZZ_CASES cargo test -p polycompute-pool --lib fuzzing::"
+cargo test -p polycompute-pool --lib fuzzing::

@@ -50,7 +50,7 @@ else
 fi
 
 # Default features: the CPU-only build that any machine with just Rust gets.
-run cargo test -p polycompute -p polycompute-core -p polycompute-cpu
+run cargo test -p polycompute -p polycompute-core -p polycompute-pool -p polycompute-cpu
 
 # Everything compiled in. wgpu must really run (lavapipe is there), so a missing adapter is a
 # failure, not a skip; CUDA has no driver here and reports itself unavailable.
@@ -62,7 +62,7 @@ run cargo test --workspace --all-features
 # target's standard library from rustup. A machine whose rustup cannot fetch it says so.
 for target in aarch64-apple-darwin x86_64-pc-windows-gnu; do
     if rustup target list --installed | grep -qx "$target" || timeout 300 rustup target add "$target"; then
-        run cargo check -p polycompute -p polycompute-core -p polycompute-cpu --target "$target"
+        run cargo check -p polycompute -p polycompute-core -p polycompute-pool -p polycompute-cpu --target "$target"
     else
         echo "scripts/test.sh: NOT CHECKED: rustup could not install the $target standard library"
     fi

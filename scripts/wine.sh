@@ -60,9 +60,9 @@ unset POLYCOMPUTE_REQUIRE POLYCOMPUTE_BACKEND POLYCOMPUTE_WORKERS
 cargo_test() {
     run timeout -k 10 "$1" cargo test --target "$target" "${@:2}"
 }
-cargo_test 900 --no-run -p polycompute-core -p polycompute-cpu --lib
+cargo_test 900 --no-run -p polycompute-core -p polycompute-pool -p polycompute-cpu --lib
 cargo_test 900 --no-run -p polycompute --test conformance --test api --test bad_input --test pool
-cargo_test 300 -p polycompute-core -p polycompute-cpu --lib
+cargo_test 300 -p polycompute-core -p polycompute-pool -p polycompute-cpu --lib
 cargo_test 300 -p polycompute --test api --test bad_input
 # Every case's device-against-reference comparison runs; the golden snapshots do not: they
 # pin the f64 reference as Linux computes it, and the reference's sin/exp/pow come from the

@@ -11,6 +11,15 @@
 
 pub use polycompute_core::*;
 
+/// The worker pool (`polycompute-pool`): [`Pool`], [`Task`], the worker kinds, the journal.
+pub mod pool {
+    pub use polycompute_pool::*;
+}
+pub use polycompute_pool::{
+    probe, shared, worker_main, Pool, Probe, SharedArray, SharedHandle, Task, TaskError, Tasks, WorkerContext,
+    WorkerMode, WorkerPlan,
+};
+
 // Linking the backend crates registers them with the core registry.
 pub use polycompute_cpu;
 #[cfg(feature = "cuda")]

@@ -48,8 +48,8 @@ fn backend_is_registered_and_reports_a_reason_or_devices() {
 
 #[test]
 fn probe_shows_the_cuda_status() {
-    let probe = polycompute_core::probe();
-    let cuda = probe.backends.iter().find(|b| b.kind == BackendKind::Cuda).expect("cuda in the probe");
+    let statuses = registry::backend_statuses();
+    let cuda = statuses.iter().find(|b| b.kind == BackendKind::Cuda).expect("cuda in the probe");
     if !cuda.available {
         assert_ne!(cuda.reason, "not compiled in");
         assert!(!cuda.reason.is_empty());

@@ -151,11 +151,6 @@ impl Device {
         DeviceArray::upload_slice(self, data, Shape::new(shape)?)
     }
 
-    /// Uploads a [`crate::SharedArray`] straight from its mapped memory (no host copy first).
-    pub fn upload_shared<T: Element>(&self, array: &crate::SharedArray<T>) -> Result<DeviceArray<T>> {
-        DeviceArray::upload_slice(self, array.as_slice(), Shape::new(array.shape())?)
-    }
-
     /// An array of `shape` with every element `value`.
     pub fn full<T: Element>(&self, value: T, shape: &[usize]) -> Result<DeviceArray<T>> {
         self.fill(Fill::Constant(value.to_scalar()), shape)

@@ -3,6 +3,7 @@
 use crate::backend::BackendKind;
 use crate::device_id::DeviceId;
 use crate::dtype::DType;
+use std::path::PathBuf;
 
 /// Every failure polycompute reports. Library code never panics on user input: each
 /// mistake a caller can make is one of these variants, with a message that says what to do.
@@ -239,7 +240,7 @@ pub enum Error {
     /// A pool's result journal cannot be used: it belongs to another job, is not a
     /// journal, or cannot be read or written (`PoolBuilder::journal`).
     #[error("worker pool: {0}")]
-    Journal(#[from] crate::pool::JournalError),
+    Journal(#[from] JournalError),
     /// Any other failure inside a backend, with the backend's own words.
     #[error("{device}: {message}")]
     Backend {
@@ -279,3 +280,40 @@ fn os_reason(source: &Option<std::io::Error>) -> String {
 
 /// `Result` with polycompute's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a pool's result journal cannot be used (the worker pool's `PoolBuilder::journal`;
+/// defined here so that one [`Error`] covers it).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The journal was written by another job: another program, other tasks or another
+    /// seed. Its results would be wrong for this one.
+    #[error(
+        "the journal {path} belongs to another job ({found}), not this one ({expected}); \
+         give this job a journal of its own, or delete that file to start afresh"
+    )]
+    OtherJob {
+        /// The journal's file.
+        path: PathBuf,
+        /// The job the journal names.
+        found: String,
+        /// This job.
+        expected: String,
+    },
+    /// The file is not a polycompute journal.
+    #[error("{path} is not a polycompute journal ({why}); name a new file, or delete that one")]
+    NotAJournal {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The file cannot be created, read or written.
+    #[error("journal {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS's error.
+        source: std::io::Error,
+    },
+}

@@ -1,6 +1,7 @@
 //! polycompute-core: dtypes, shapes, errors, the `Expr` IR, the op set, the `Backend`
-//! traits, `Device`/`DeviceArray` and the platform probe. Backends depend on this crate;
-//! users depend on the `polycompute` facade, which re-exports it and links the backends.
+//! traits, `Device`/`DeviceArray` and the backend registry. Backends depend on this crate
+//! alone; the worker pool (`polycompute-pool`) builds on it; users depend on the
+//! `polycompute` facade, which re-exports both and links the backends.
 
 #![warn(missing_docs)]
 
@@ -11,25 +12,16 @@ pub mod device_id;
 pub mod dtype;
 pub mod error;
 pub mod expr;
-#[cfg(any(test, feature = "fuzzing"))]
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod halves;
 pub mod layout;
 mod movement;
 pub mod op;
 pub mod philox;
 pub mod plan;
-#[deprecated(note = "the probe is `polycompute_core::probe`, the worker mode and plan are in `polycompute_core::pool`")]
-pub mod platform;
-pub mod pool;
-pub mod probe;
 pub mod registry;
 pub mod shape;
-pub mod shared;
 #[doc(hidden)]
 pub mod sync;
-mod sys;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod view;
@@ -47,10 +39,7 @@ pub use expr::{BinaryOp, Expr, Program, UnaryOp};
 pub use layout::Layout;
 pub use movement::IndexElement;
 pub use op::{Fill, MatmulTranspose, Op, ReduceKind, ScanKind};
-pub use pool::{worker_main, Pool, Task, TaskError, Tasks, WorkerContext, WorkerMode, WorkerPlan};
-pub use probe::{probe, Probe};
 pub use shape::Shape;
-pub use shared::{SharedArray, SharedHandle};
 
 #[doc(hidden)]
 pub use linkme;

@@ -5,10 +5,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use crate::backend::{Backend, BackendKind, DeviceBackend};
+use crate::backend::{Backend, BackendKind, DeviceBackend, DeviceInfo};
 use crate::device_id::DeviceId;
 use crate::error::{Error, Result};
 use crate::sync::LockUnpoisoned;
+use serde::{Deserialize, Serialize};
 
 /// Factories of the backends linked into this program. A backend crate registers with
 /// `#[linkme::distributed_slice(polycompute_core::registry::BACKEND_FACTORIES)]` followed by
@@ -92,4 +93,47 @@ pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn DeviceBackend>>
 /// fault (its context is poisoned).
 pub fn forget(kind: BackendKind, ordinal: usize) {
     open_devices().lock_unpoisoned().remove(&DeviceId::new(kind, ordinal));
+}
+
+/// One backend's status: whether it has devices, and why not (the platform probe's rows).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BackendStatus {
+    /// The backend.
+    pub kind: BackendKind,
+    /// Whether it has at least one device.
+    pub available: bool,
+    /// Why not, when it is not ("not compiled in", "no adapter", ...); empty otherwise.
+    pub reason: String,
+    /// Its devices.
+    pub devices: Vec<DeviceInfo>,
+}
+
+/// Every backend kind's status, compiled in or not: its devices, or why it has none ("not
+/// compiled in", "no adapter", ...). Enumerates devices without keeping a context open.
+///
+/// ```
+/// let statuses = polycompute_core::registry::backend_statuses();
+/// // Every kind has a row, compiled in or not.
+/// assert!(statuses.iter().any(|s| s.kind == polycompute_core::BackendKind::Cuda));
+/// ```
+pub fn backend_statuses() -> Vec<BackendStatus> {
+    backends()
+        .into_iter()
+        .map(|(kind, backend)| {
+            let devices = backend.and_then(|b| b.devices());
+            match devices {
+                Ok(devices) if !devices.is_empty() => {
+                    BackendStatus { kind, available: true, reason: String::new(), devices }
+                }
+                Ok(_) => BackendStatus { kind, available: false, reason: "no devices".into(), devices: Vec::new() },
+                Err(Error::BackendNotCompiled { .. }) => {
+                    BackendStatus { kind, available: false, reason: "not compiled in".into(), devices: Vec::new() }
+                }
+                Err(Error::BackendUnavailable { reason, .. }) => {
+                    BackendStatus { kind, available: false, reason, devices: Vec::new() }
+                }
+                Err(e) => BackendStatus { kind, available: false, reason: e.to_string(), devices: Vec::new() },
+            }
+        })
+        .collect()
 }

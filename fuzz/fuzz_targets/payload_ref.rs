@@ -1,4 +1,4 @@
-//! `polycompute_core::fuzzing::payload_ref` on arbitrary bytes.
+//! `polycompute_pool::fuzzing::payload_ref` on arbitrary bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| polycompute_core::fuzzing::payload_ref(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| polycompute_pool::fuzzing::payload_ref(data));

@@ -1,4 +1,4 @@
-//! `polycompute_core::fuzzing::segment_header` on arbitrary bytes.
+//! `polycompute_pool::fuzzing::segment_header` on arbitrary bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| polycompute_core::fuzzing::segment_header(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| polycompute_pool::fuzzing::segment_header(data));

@@ -1,4 +1,4 @@
-//! `polycompute_core::fuzzing::shared_handle` on arbitrary bytes.
+//! `polycompute_pool::fuzzing::shared_handle` on arbitrary bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| polycompute_core::fuzzing::shared_handle(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| polycompute_pool::fuzzing::shared_handle(data));

@@ -142,7 +142,7 @@ pub fn bad_handles(mode: WorkerMode) {
 
 pub fn upload_shared() {
     let a = input(3, 5);
-    let d = polycompute::Device::cpu().upload_shared(&a).unwrap();
+    let d = a.upload_to(&polycompute::Device::cpu()).unwrap();
     assert_eq!(d.shape(), &[3, 5]);
     assert_eq!(d.to_vec().unwrap(), a.as_slice());
 }

@@ -1,0 +1,79 @@
+//! Task timeouts on worker ranks. A rank cannot be stopped alone, so a task over its
+//! timeout is answered on rank 0 and whatever the rank sends back for its job later is
+//! dropped.
+//!
+//! With heartbeats (`MPI_THREAD_MULTIPLE`) the timeout counts from the running input's own
+//! start, as for the thread and process kinds: each heartbeat says which input of which job
+//! runs and for how long (to within one heartbeat period). The input over its timeout fails
+//! as `Timeout`; the job's other inputs (finished ones whose results had not been sent, and
+//! those not started) and the jobs sent ahead to that rank go back to the queue, uncharged,
+//! for the other ranks (or this one once it is free again).
+//!
+//! Without heartbeats rank 0 sees nothing between a job's start and its results, so the
+//! fallback fails the whole job once it ran `timeout × inputs`.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crate::error::TaskErrorKind;
+use crate::job::Job;
+use crate::state::{PoolState, Slot};
+
+/// A job sent to a rank.
+pub(super) struct InFlight {
+    pub(super) job: Job,
+    pub(super) id: u64,
+    pub(super) started: Instant,
+    /// Answered on rank 0 (timed out, or queued again elsewhere): whatever the rank sends
+    /// back for it is dropped.
+    pub(super) timed_out: bool,
+}
+
+/// A heartbeat from a rank said input `k` of job `job` (low 32 bits of its id) has run for
+/// `ran`: past the timeout, that input fails and the rest of the rank's work is queued
+/// again.
+pub(super) fn heartbeat(
+    pool: &PoolState,
+    slot: &Slot,
+    inflight: &mut VecDeque<InFlight>,
+    job: u32,
+    k: usize,
+    ran: Duration,
+) {
+    let Some(t) = pool.cfg.timeout else { return };
+    if ran < t {
+        return;
+    }
+    let Some(at) = inflight.iter().position(|f| !f.timed_out && f.id as u32 == job) else { return };
+    let who = (slot.id, slot.device_id);
+    for (i, f) in inflight.iter_mut().enumerate().skip(at) {
+        f.timed_out = true;
+        let (job, ctl) = (&f.job, &f.job.ctl);
+        let Some(rest) = ctl.claim_rest() else { continue };
+        if i == at && rest.contains(&k) {
+            slot.stats.count_failed(1);
+            let kind = TaskErrorKind::Timeout { after: t, elapsed: ran };
+            ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), job.attempt, kind)));
+            pool.resubmit(job, rest.start..k, job.attempt);
+            pool.resubmit(job, k + 1..rest.end, job.attempt);
+        } else {
+            ctl.flush();
+            pool.resubmit(job, rest, job.attempt);
+        }
+    }
+}
+
+/// The fallback without heartbeats: fails the head job of every rank once it ran
+/// `timeout × inputs` (its start is when the job before it answered).
+pub(super) fn whole_jobs(pool: &PoolState, slot: &Slot, inflight: &mut VecDeque<InFlight>) {
+    let Some(t) = pool.cfg.timeout else { return };
+    let Some(head) = inflight.iter_mut().find(|f| !f.timed_out) else { return };
+    let ran = head.started.elapsed();
+    if ran > t * head.job.ctl.len as u32 {
+        head.timed_out = true;
+        let kind = TaskErrorKind::Timeout { after: t, elapsed: ran };
+        head.job
+            .ctl
+            .fail_rest_counted(Some((slot.id, slot.device_id)), head.job.attempt, kind, |n| slot.stats.count_failed(n));
+    }
+}

@@ -1,0 +1,375 @@
+//! Process workers, parent side: serving a running worker. The driver thread feeds the
+//! worker jobs over its socket (a few ahead while they are cheap), reads its results from
+//! the same socket (no relay thread: every hop is a thread wake-up), and decides what a
+//! closed socket, a timeout or a bad frame means for the jobs in flight.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::parent::{Outcome, Worker};
+use super::progress::Mark;
+use super::ProcessSlot;
+use crate::error::TaskErrorKind;
+use crate::job::{Inputs, Job};
+use crate::spin;
+use crate::state::{PoolState, Refusal, Slot, Work};
+use crate::task::Failure;
+use crate::wire::{self, FromWorker, ToWorker, WireResult};
+use polycompute_core::sync::LockUnpoisoned;
+
+/// A job sent to the worker.
+struct InFlight {
+    job: Job,
+    id: u64,
+    /// When it became the head job (for the per-input cost).
+    started: Instant,
+    /// Results received so far (a prefix of its inputs).
+    received: usize,
+    /// Since when its worker's busy time was last counted.
+    busy_since: Instant,
+}
+
+/// Feeds and reads `w` until it must stop or be replaced.
+pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: &mut Worker) -> Outcome {
+    let mut inflight: VecDeque<InFlight> = VecDeque::new();
+    let mut served = 0u64;
+    let max = inner.cfg.max_tasks.unwrap_or(u64::MAX);
+    let who = (slot.id, slot.device_id);
+    // What one input of each task costs here (ns, moving average). A job is sent ahead
+    // (up to the pool's pipeline depth) only while the work already at the worker is
+    // expected to take under a millisecond: the worker then never waits for its next job
+    // (2-3x the throughput of tiny tasks, measured), and no job waits more than about a
+    // millisecond behind another while some other worker may be idle.
+    let mut cost: HashMap<&'static str, u64> = HashMap::new();
+    let mut pipe_broken = false;
+    // The worker's last progress mark and when it was first seen: a task's start.
+    let mut watch = (w.progress.get(), Instant::now());
+    let ahead_ok = |cost: &HashMap<&'static str, u64>, inflight: &VecDeque<InFlight>| {
+        let expected = inflight.iter().try_fold(0u64, |sum, f| {
+            cost.get(f.job.task.name()).map(|ns| sum.saturating_add(ns.saturating_mul(f.job.ctl.len as u64)))
+        });
+        expected.is_some_and(|ns| ns < 1_000_000)
+    };
+    loop {
+        while !pipe_broken
+            && inflight.len() < inner.cfg.depth
+            && served < max
+            && (inflight.is_empty() || ahead_ok(&cost, &inflight))
+        {
+            let job = if inflight.is_empty() {
+                // The queue alone, as thread workers: shutdown sends one stop per slot.
+                let mut polled = None;
+                spin::until(|| match inner.queue_rx.try_recv() {
+                    Ok(work) => {
+                        polled = Some(Ok(work));
+                        true
+                    }
+                    Err(e) => e.is_disconnected(),
+                });
+                match polled.unwrap_or_else(|| inner.queue_rx.recv()) {
+                    Ok(Work::Job(job)) => job,
+                    Ok(Work::Stop) | Err(_) => return Outcome::Stop,
+                }
+            } else {
+                match inner.queue_rx.try_recv() {
+                    Ok(Work::Job(job)) => job,
+                    Ok(Work::Stop) => {
+                        let _ = inner.queue_tx.send(Work::Stop); // not ours to take while busy
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            };
+            if inflight.is_empty() && !matches!(w.child.try_wait(), Ok(None)) {
+                // It died while idle: not this job's fault.
+                let (code, signal) = w.reap(Duration::from_secs(1));
+                tracing::warn!(
+                    "polycompute pool: idle worker {} ({}) died (code {code:?}, signal {signal:?}); replacing it",
+                    slot.id,
+                    slot.device_id
+                );
+                inner.enqueue(job);
+                return Outcome::Exited;
+            }
+            if inner.refuses(job.task.name(), slot.device_id) {
+                // This device cannot run that task: leave it to the others.
+                if inner.bounce(job) && inflight.is_empty() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                continue;
+            }
+            if !job.ctl.start(slot.id, w.gen) {
+                continue;
+            }
+            let Inputs::Encoded { body, .. } = &job.inputs else {
+                let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
+                job.ctl.fail_rest(Some(who), job.attempt, kind);
+                continue;
+            };
+            w.next_id += 1;
+            let header = ToWorker::Job {
+                id: w.next_id,
+                task: job.task.name().to_string(),
+                first_index: job.ctl.first_index,
+                attempt: job.attempt,
+                count: job.ctl.len as u32,
+            };
+            if wire::write_frame(&mut w.writer, &header, body).is_err() {
+                // The worker is gone (or we shut its socket). This job never reached it: back
+                // to the queue. The jobs before it may have been answered: read on, and the
+                // end of the stream then tells which job the worker died in.
+                job.ctl.requeued();
+                inner.enqueue(job);
+                if inflight.is_empty() {
+                    return interrupted(inner, slot, mine, w, inflight);
+                }
+                pipe_broken = true;
+                break;
+            }
+            served += job.ctl.len as u64;
+            let now = Instant::now();
+            inflight.push_back(InFlight { job, id: w.next_id, started: now, received: 0, busy_since: now });
+        }
+        let Some(head) = inflight.front() else {
+            return Outcome::Retire; // it reached its task limit
+        };
+        if let Some(t) = inner.cfg.timeout {
+            // Look at the worker's progress a few times per timeout: a task's deadline is its
+            // own start (as the progress word shows it) plus the timeout.
+            let poll = (t / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
+            // Without a shared progress word, the first unanswered input counts as running
+            // from when the one before it answered.
+            let mark = if w.progress.is_shared() {
+                w.progress.get()
+            } else {
+                Mark { job: head.id as u32, phase: 2 * head.received as u32 + 1 }
+            };
+            if mark != watch.0 {
+                watch = (mark, Instant::now());
+            }
+            if let Some(k) = mark.running(head.id) {
+                let ran = watch.1.elapsed();
+                if ran >= t {
+                    timed_out(inner, slot, inflight, k, t, ran);
+                    return Outcome::Kill;
+                }
+                let left = (t - ran).min(poll).max(Duration::from_micros(100));
+                let _ = w.reader.get_ref().set_read_timeout(Some(left));
+            } else {
+                let _ = w.reader.get_ref().set_read_timeout(Some(poll));
+            }
+        }
+        let _ = spin::until_readable(&mut w.reader);
+        match wire::read_frame(&mut w.reader, &mut w.frame) {
+            Ok(true) => match results(inner, slot, &mut inflight, &w.frame) {
+                Ok(Read::Partial) => {}
+                Ok(Read::JobDone { task, per_input }) => {
+                    let avg = cost.entry(task).or_insert(per_input);
+                    *avg = (3 * *avg + per_input) / 4;
+                    if let Some(next) = inflight.front_mut() {
+                        (next.started, next.busy_since) = (Instant::now(), Instant::now());
+                    }
+                }
+                Ok(Read::Retire(why)) => {
+                    tracing::warn!("polycompute pool: worker {} ({}) retires: {why}", slot.id, slot.device_id);
+                    // The job it retired in stopped at the fault: the rest of it never ran.
+                    if let Some(head) = inflight.pop_front() {
+                        if let Some(rest) = head.job.ctl.claim_rest() {
+                            inner.resubmit(&head.job, rest, head.job.attempt);
+                        }
+                    }
+                    requeue(inner, inflight);
+                    return Outcome::Retire;
+                }
+                Err(e) => {
+                    tracing::error!("polycompute pool: bad frame from worker {}: {e}; replacing it", slot.id);
+                    if let Some(head) = inflight.pop_front() {
+                        let kind = TaskErrorKind::Serialization { message: format!("bad results frame: {e}") };
+                        head.job.ctl.fail_rest(Some(who), head.job.attempt, kind);
+                    }
+                    requeue(inner, inflight);
+                    return Outcome::Kill;
+                }
+            },
+            Err(e)
+                if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+                    && inner.cfg.timeout.is_some() => {}
+            Ok(false) | Err(_) => return interrupted(inner, slot, mine, w, inflight),
+        }
+    }
+}
+
+/// Input `k` of the head job ran `ran`, over the timeout `limit`: it fails with `Timeout`
+/// (counted); the job's inputs that finished were answered already; the others (not started,
+/// or finished without their result sent) go back to the queue without an attempt counted.
+/// The worker is then killed.
+fn timed_out(
+    inner: &Arc<PoolState>,
+    slot: &Slot,
+    mut inflight: VecDeque<InFlight>,
+    k: usize,
+    limit: Duration,
+    ran: Duration,
+) {
+    let who = (slot.id, slot.device_id);
+    if let Some(head) = inflight.pop_front() {
+        let (job, ctl) = (&head.job, &head.job.ctl);
+        if let Some(rest) = ctl.claim_rest() {
+            if rest.contains(&k) {
+                slot.stats.count_failed(1);
+                let kind = TaskErrorKind::Timeout { after: limit, elapsed: ran };
+                ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), job.attempt, kind)));
+                inner.resubmit(job, rest.start..k, job.attempt);
+                inner.resubmit(job, k + 1..rest.end, job.attempt);
+            } else {
+                inner.resubmit(job, rest, job.attempt);
+            }
+        }
+    }
+    requeue(inner, inflight);
+}
+
+/// The socket closed or failed: the pool is stopping, a job was cancelled (the socket was
+/// shut down to wake us), or the worker died.
+fn interrupted(
+    inner: &Arc<PoolState>,
+    slot: &Slot,
+    mine: &ProcessSlot,
+    w: &mut Worker,
+    mut inflight: VecDeque<InFlight>,
+) -> Outcome {
+    if inner.stopping() {
+        for f in inflight {
+            f.job.ctl.fail_rest(Some((slot.id, slot.device_id)), f.job.attempt, TaskErrorKind::ShutDown);
+        }
+        return Outcome::Stop;
+    }
+    let abandoned = std::mem::take(&mut *mine.abandoned.lock_unpoisoned());
+    if !abandoned.is_empty() {
+        // Cancelled jobs were answered by the canceller; the rest never ran here.
+        inflight.retain(|f| !abandoned.iter().any(|a| Arc::ptr_eq(a, &f.job.ctl)));
+        requeue(inner, inflight);
+        return Outcome::Kill;
+    }
+    crashed(inner, slot, w, inflight)
+}
+
+/// What [`results`] made of a frame.
+enum Read {
+    /// Results of some of the head job's inputs; more are to come.
+    Partial,
+    /// The head job's last results: its task, and the time it took per input (ns).
+    JobDone { task: &'static str, per_input: u64 },
+    /// The worker retires (why); the head job's remaining inputs never ran.
+    Retire(String),
+}
+
+/// Delivers the results in `frame`, for the head job's next inputs.
+fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight>, frame: &[u8]) -> io::Result<Read> {
+    let (header, body) = wire::split_frame::<FromWorker>(frame)?;
+    let FromWorker::Results { id, first, count, retire, stopped, .. } = header else {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("expected results, got {header:?}")));
+    };
+    let bad = |what: String| Err(io::Error::new(io::ErrorKind::InvalidData, what));
+    let Some(head) = inflight.front_mut() else { return bad(format!("results for job {id}, none was sent")) };
+    let (first, count) = (first as usize, count as usize);
+    if head.id != id || first != head.received || first + count > head.job.ctl.len {
+        return bad(format!("results {first}..{} of job {id}, not the ones expected", first + count));
+    }
+    let who = (slot.id, slot.device_id);
+    let (job, ctl) = (&head.job, &head.job.ctl);
+    let mut out = Vec::with_capacity(count);
+    let mut failed = 0;
+    for (i, item) in wire::results(body).enumerate().take(count) {
+        let k = first + i;
+        let result = match item? {
+            WireResult::Output(encoded) => encoded
+                .with(true, |bytes| job.task.decode_output(bytes))
+                .and_then(|decoded| decoded)
+                .map_err(|message| ctl.error(k, Some(who), job.attempt, TaskErrorKind::Serialization { message })),
+            WireResult::Failure(Failure::Unsupported { message, device }) => {
+                match inner.refused(job.task.name(), device, message) {
+                    Refusal::Reroute => {
+                        out.push(None); // queued again below, for another device
+                        continue;
+                    }
+                    Refusal::Final(kind) => Err(ctl.error(k, Some(who), job.attempt, kind)),
+                }
+            }
+            WireResult::Failure(f) => Err(ctl.error(k, Some(who), job.attempt, f.into())),
+        };
+        failed += result.is_err() as u64;
+        out.push(Some(result));
+    }
+    if out.len() < count {
+        return bad("fewer results than announced".into());
+    }
+    slot.stats.tasks.fetch_add(count as u64, Ordering::Relaxed);
+    slot.stats.failed.fetch_add(failed, Ordering::Relaxed);
+    let now = Instant::now();
+    slot.stats.busy_ns.fetch_add(now.saturating_duration_since(head.busy_since).as_nanos() as u64, Ordering::Relaxed);
+    head.busy_since = now;
+    for k in ctl.deliver_from(first, out) {
+        inner.resubmit(job, k..k + 1, job.attempt);
+    }
+    head.received += count;
+    if let Some(why) = retire {
+        return Ok(Read::Retire(why));
+    }
+    if stopped {
+        // The device refused the task: the rest of the job never ran here.
+        if let Some(rest) = ctl.claim_rest() {
+            inner.resubmit(job, rest, job.attempt);
+        }
+        inflight.pop_front();
+        return Ok(Read::Partial);
+    }
+    if head.received < ctl.len {
+        return Ok(Read::Partial);
+    }
+    let took = head.started.elapsed().as_nanos() as u64;
+    let task = job.task.name();
+    let per_input = took / ctl.len.max(1) as u64;
+    inflight.pop_front();
+    Ok(Read::JobDone { task, per_input })
+}
+
+/// The worker died with jobs in flight. Its progress word tells which input of the head job
+/// was running: that one is retried (a new attempt) or fails as `Crashed`; the others that
+/// had not answered (not started, or finished without their result sent) go back to the
+/// queue without an attempt counted, as do the jobs behind it. A worker that died between
+/// tasks charges nobody.
+fn crashed(inner: &Arc<PoolState>, slot: &Slot, w: &mut Worker, mut inflight: VecDeque<InFlight>) -> Outcome {
+    let (code, signal) = w.reap(Duration::from_secs(1));
+    let Some(head) = inflight.pop_front() else { return Outcome::Exited };
+    requeue(inner, inflight);
+    let job = head.job;
+    let Some(rest) = job.ctl.claim_rest() else { return Outcome::Exited };
+    // Without a shared progress word, the first unanswered input is the best guess.
+    let running = if w.progress.is_shared() { w.progress.get().running(head.id) } else { Some(rest.start) };
+    let Some(k) = running.filter(|k| rest.contains(k)) else {
+        inner.resubmit(&job, rest, job.attempt);
+        return Outcome::Exited;
+    };
+    inner.resubmit(&job, rest.start..k, job.attempt);
+    inner.resubmit(&job, k + 1..rest.end, job.attempt);
+    if job.attempt <= inner.cfg.retries {
+        inner.resubmit(&job, k..k + 1, job.attempt + 1);
+    } else {
+        slot.stats.count_failed(1);
+        let kind = TaskErrorKind::Crashed { code, signal };
+        job.ctl.deliver_claimed(k, Err(job.ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
+    }
+    Outcome::Exited
+}
+
+/// Puts jobs that never started back in the queue.
+fn requeue(inner: &PoolState, inflight: VecDeque<InFlight>) {
+    for f in inflight {
+        f.job.ctl.requeued();
+        inner.enqueue(f.job);
+    }
+}

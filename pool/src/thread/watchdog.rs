@@ -1,0 +1,61 @@
+//! The timeout watchdog of thread workers: a thread cannot be interrupted, so a task that
+//! overruns the pool's timeout is failed here and its slot gets a fresh thread.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{worker, ThreadSlot};
+use crate::error::TaskErrorKind;
+use crate::job::{Inputs, Job};
+use crate::state::PoolState;
+use polycompute_core::sync::LockUnpoisoned;
+
+/// Fails thread-worker tasks that overrun the timeout and replaces their threads.
+pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Duration) {
+    let period = (timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
+    let limit = timeout.as_nanos() as u64;
+    loop {
+        crossbeam_channel::select! {
+            recv(inner.stop_rx) -> _ => return,
+            default(period) => {}
+        }
+        let now = inner.now_ns();
+        for (slot, mine) in inner.slots.iter().zip(threads.iter()) {
+            let started = mine.item_started.load(Ordering::Acquire);
+            if started == 0 || now.saturating_sub(started) < limit {
+                continue;
+            }
+            let gen = slot.gen.load(Ordering::Acquire);
+            let current = mine.current.lock_unpoisoned().clone();
+            let mut timed = mine.timed.lock_unpoisoned();
+            if mine.item_started.load(Ordering::Acquire) != started {
+                continue; // it moved on meanwhile
+            }
+            let Some(ctl) = current else { continue };
+            let k = mine.item.load(Ordering::Acquire);
+            // Holding `timed`, the worker cannot take its next input meanwhile.
+            if timed.is_none() || !ctl.claim_running(k) {
+                continue; // it finished just now, or was abandoned
+            }
+            let Some(job) = timed.take() else { continue };
+            drop(timed);
+            // Only the overrunning input fails; the batch's later inputs, not started,
+            // go back to the queue without an attempt counted.
+            slot.stats.count_failed(1);
+            let elapsed = Duration::from_nanos(now.saturating_sub(started));
+            let kind = TaskErrorKind::Timeout { after: timeout, elapsed };
+            ctl.deliver_claimed(k, Err(ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
+            if let Some(rest) = ctl.claim_rest() {
+                let sub = ctl.sub(rest);
+                inner.enqueue(Job {
+                    task: job.task,
+                    attempt: job.attempt,
+                    inputs: Inputs::Local(job.inputs),
+                    ctl: sub,
+                });
+            }
+            worker::replace(&inner, &threads, slot, gen);
+        }
+    }
+}
