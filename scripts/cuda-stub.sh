@@ -3,7 +3,7 @@
 # its tests run on a machine without an NVIDIA driver or CUDA toolkit (CPU-only CI).
 # It stays a script because CI evaluates it before anything is built; a project that depends on
 # polycompute gets the same stub from the CLI: `eval "$(polycompute cuda-stub)"`
-# (src/cli/cuda_stub.rs). Both take the C from src/cli/cuda_stub/{common,resolve}.c, so the two stubs cannot drift apart.
+# (cli/src/cuda_stub.rs). Both take the C from cli/src/cuda_stub/{common,resolve}.c, so the two stubs cannot drift apart.
 #
 # The entry points are cust_raw's own list (cust's bindings). On x86-64 the stub is a static
 # archive, lib64/libcuda.a, of forwarders: the first call of any entry point loads the system's
@@ -53,7 +53,7 @@ find_cust_raw() {
 
 # The C part common to both kinds: error strings that work without a driver.
 common_c() {
-    sed '1s|`polycompute cuda-stub`|scripts/cuda-stub.sh|' "$root/src/cli/cuda_stub/common.c"
+    sed '1s|`polycompute cuda-stub`|scripts/cuda-stub.sh|' "$root/cli/src/cuda_stub/common.c"
 }
 
 # x86-64 SysV: each entry point saves the argument registers, asks the resolver for the
@@ -70,7 +70,7 @@ forwarder_c() {
     echo 'static const char *const pc_names[COUNT] = {'
     for i in "${names[@]}"; do echo "  \"$i\","; done
     echo '};'
-    cat "$root/src/cli/cuda_stub/resolve.c"
+    cat "$root/cli/src/cuda_stub/resolve.c"
     echo '__asm__('
     echo '  ".text\n"'
     local idx=0

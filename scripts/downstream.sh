@@ -36,10 +36,10 @@ run env -u POLYCOMPUTE_REQUIRE cargo test
 #    backend, so a missing adapter fails instead of skipping.
 run env POLYCOMPUTE_REQUIRE=wgpu cargo test --features wgpu
 
-# 3. The polycompute CLI as a user installs it (`cargo install polycompute`; here from this
+# 3. The polycompute CLI as a user installs it (`cargo install polycompute-cli`; here from this
 #    checkout), built without the cuda feature: it needs no CUDA.
 tools="$target/downstream-tools"
-run cargo install --quiet --locked --debug --path "$root" --root "$tools" --target-dir "$target"
+run cargo install --quiet --locked --debug --path "$root/cli" --root "$tools" --target-dir "$target"
 # A clean environment: no CUDA_LIBRARY_PATH or LD_LIBRARY_PATH from our own stub. The stub goes
 # to a folder of its own, so cust's build script (which reruns when CUDA_LIBRARY_PATH changes)
 # links against what the documented command made, and nothing else; the rest of the build is

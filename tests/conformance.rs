@@ -117,35 +117,6 @@ fn device_trial(
     })
 }
 
-/// `polycompute check --json` end to end on the CPU: the documented keys, one result per
-/// op × dtype × device, and the exit status.
-fn cli_trial() -> Trial {
-    Trial::test("conformance::cli::check_json", || {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_polycompute"))
-            .args(["check", "--device", "cpu:0", "--filter", "xor_i32", "--json"])
-            .output()
-            .map_err(|e| format!("cannot run polycompute: {e}"))?;
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .map_err(|e| format!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))?;
-        let want = corpus().iter().filter(|c| c.name.contains("xor_i32")).count();
-        if json["cases"] != want || json["failures"] != 0 || !out.status.success() {
-            return Err(format!("unexpected: {json} (exit {})", out.status).into());
-        }
-        let results = json["results"].as_array().ok_or("no results array")?;
-        let row = &results[0];
-        let keys = ["op", "dtype", "device", "status", "max_ulp"];
-        if results.len() != 1 || keys.iter().any(|k| row.get(k).is_none()) {
-            return Err(format!("results should be one row with {keys:?}: {json}").into());
-        }
-        if (row["op"].as_str(), row["dtype"].as_str(), row["device"].as_str(), row["status"].as_str())
-            != (Some("xor"), Some("i32"), Some("cpu:0"), Some("pass"))
-        {
-            return Err(format!("unexpected row {row}").into());
-        }
-        Ok(())
-    })
-}
-
 /// Every snapshot file belongs to a case: a removed or renamed case must take its golden file
 /// with it, or a stale golden value would linger unseen.
 fn orphan_trial(names: Vec<String>) -> Trial {
@@ -207,7 +178,6 @@ fn main() {
             }
         }
     }
-    trials.push(cli_trial());
     trials.push(orphan_trial(corpus().into_iter().map(|c| c.name).collect()));
     let unsupported = Arc::new(AtomicUsize::new(0));
     for case in corpus() {

@@ -360,26 +360,6 @@ pub fn wait_timeout_and_is_finished(mode: WorkerMode) {
     assert_eq!(quick.wait().unwrap(), 6);
 }
 
-pub fn demo_runs_and_cross_checks(mode: WorkerMode) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_polycompute"))
-        .args(["demo", "--tasks", "6", "--samples", "20000", "--size", "24", "--workers-per-device", "2", "--json"])
-        .args(["--mode", if mode == Process { "process" } else { "thread" }])
-        .output()
-        .expect("run polycompute demo");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "demo failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("demo --json prints JSON");
-    assert_eq!(report["tasks"], 6);
-    assert_eq!(report["failed"], 0);
-    assert_eq!(report["cross_check"]["ok"], true, "{report}");
-    assert_eq!(report["cross_check"]["checked"].as_array().map(Vec::len), Some(4));
-    let pi = report["pi"].as_f64().unwrap();
-    assert!((pi - std::f64::consts::PI).abs() < 0.05, "pi ~ {pi}");
-    let devices = report["devices"].as_array().unwrap();
-    let tasks: u64 = devices.iter().map(|d| d["tasks"].as_u64().unwrap()).sum();
-    assert_eq!(tasks, 6, "{report}");
-}
-
 pub fn mismatched_task_types_are_refused() {
     let tasks = polycompute::Tasks::new().add(FakeEcho);
     let pool = Pool::builder(&tasks).cpu().mode(Process).build().unwrap();

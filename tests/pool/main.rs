@@ -110,7 +110,6 @@ fn cases_list() -> Vec<Case> {
         &one!("pool", bad_configuration),
         &one!("pool", backend_env_selects_the_devices),
         &both!(wait_timeout_and_is_finished),
-        &both!(demo_runs_and_cross_checks),
         &batch_cases(),
         &[
             ("thread::dropped_failing_handle_is_logged", || logged::dropped_failing_handle_is_logged(Thread)),

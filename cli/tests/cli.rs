@@ -1,6 +1,7 @@
 //! The `polycompute` binary as a user runs it: `demo` on every device it can open (f32
-//! throughout, so adapters without f64 included), its summary when tasks fail, and quiet
-//! output without `XDG_RUNTIME_DIR`. Small sizes: each run takes well under a second.
+//! throughout, so adapters without f64 included) in thread and process mode, its summary when
+//! tasks fail, quiet output without `XDG_RUNTIME_DIR`, and `check --json`. Small sizes: each
+//! run takes well under a second.
 
 use std::process::{Command, Output};
 
@@ -106,5 +107,46 @@ mod wgpu {
         let (out, stdout, stderr) = run(polycompute(&args).env_remove("XDG_RUNTIME_DIR"));
         assert!(out.status.success(), "{stdout}\n{stderr}");
         assert!(!stderr.contains("XDG_RUNTIME_DIR"), "Mesa's GL probe printed: {stderr}");
+    }
+}
+
+/// `polycompute check --json` end to end on the CPU: the documented keys, one result per
+/// op × dtype × device, and the exit status.
+#[test]
+fn check_json_reports_one_row_per_case_and_device() {
+    let (out, stdout, _) = run(&mut polycompute(&["check", "--device", "cpu:0", "--filter", "xor_i32", "--json"]));
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    let want = polycompute::conformance::corpus().iter().filter(|c| c.name.contains("xor_i32")).count();
+    assert!(json["cases"] == want && json["failures"] == 0 && out.status.success(), "{json} (exit {})", out.status);
+    let results = json["results"].as_array().expect("a results array");
+    let keys = ["op", "dtype", "device", "status", "max_ulp"];
+    assert!(results.len() == 1 && keys.iter().all(|k| results[0].get(k).is_some()), "one row with {keys:?}: {json}");
+    let row = &results[0];
+    assert_eq!(
+        (row["op"].as_str(), row["dtype"].as_str(), row["device"].as_str(), row["status"].as_str()),
+        (Some("xor"), Some("i32"), Some("cpu:0"), Some("pass")),
+        "{row}"
+    );
+}
+
+/// `demo` with two workers per device, as threads and as re-executed worker processes: every
+/// task's result, the CPU cross-check, and π within its Monte-Carlo error.
+#[test]
+fn demo_runs_and_cross_checks_in_both_worker_modes() {
+    for mode in ["thread", "process"] {
+        let args =
+            ["demo", "--tasks", "6", "--samples", "20000", "--size", "24", "--workers-per-device", "2", "--json"];
+        let (out, stdout, stderr) = run(polycompute(&args).args(["--mode", mode]));
+        assert!(out.status.success(), "demo --mode {mode} failed: {stderr}\n{stdout}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).expect("demo --json prints JSON");
+        assert_eq!(report["tasks"], 6);
+        assert_eq!(report["failed"], 0);
+        assert_eq!(report["cross_check"]["ok"], true, "{report}");
+        assert_eq!(report["cross_check"]["checked"].as_array().map(Vec::len), Some(4));
+        let pi = report["pi"].as_f64().expect("pi in the report");
+        assert!((pi - std::f64::consts::PI).abs() < 0.05, "{mode}: pi ~ {pi}");
+        let devices = report["devices"].as_array().expect("devices in the report");
+        let tasks: u64 = devices.iter().map(|d| d["tasks"].as_u64().unwrap_or(0)).sum();
+        assert_eq!(tasks, 6, "{report}");
     }
 }
