@@ -143,13 +143,25 @@ pub fn strided_1d(op: &str, items: u64, block: u32, sms: u32, limits: &Limits) -
 
 /// The own matmul kernels' launch (`codegen::matmul`, `codegen::matmul_half`): one block per
 /// `bm × bn` output tile of `threads` threads; x (the column tiles) is exact, the kernels
-/// loop over row tiles along y and over batch entries along z.
+/// loop over row tiles along y and over batch entries along z. Sizes within
+/// [`MATMUL_MARGIN`] of `u32::MAX` are `TooLarge`.
 pub fn matmul(
     op: &str,
-    (batch, m, n): (usize, usize, usize),
+    (batch, m, k, n): (usize, usize, usize, usize),
     (bm, bn, threads): (u32, u32, u32),
     limits: &Limits,
 ) -> Result<LaunchConfig> {
+    // The kernels' u32 loops (`m + bm - 1`, `k0 += BK`, `z += gridDim.z`) would wrap for
+    // sizes within a tile or a grid of 2^32 (a 64-bit count costs registers, and spills);
+    // such shapes (M = N = 1 edge cases of a u32::MAX-element array) are refused instead.
+    let margin = u32::MAX as u64 - MATMUL_MARGIN;
+    for (what, v) in [("m", m), ("n", n), ("k", k), ("batch", batch)] {
+        if v as u64 > margin {
+            return Err(Error::TooLarge(format!(
+                "{op}: {what} = {v} is beyond the own matmul kernels' {margin} (their 32-bit loops); split the matmul"
+            )));
+        }
+    }
     let x = Axis::Exact((n as u64).div_ceil(bn as u64));
     let y = Axis::Strided { blocks: (m as u64).div_ceil(bm as u64), cap: u64::MAX };
     let z = Axis::Strided { blocks: batch as u64, cap: u64::MAX };
@@ -162,6 +174,10 @@ pub fn transpose_tiled(tiles: u64, sms: u32, limits: &Limits) -> Result<LaunchCo
     let x = Axis::Strided { blocks: tiles, cap: sms.max(1) as u64 * 64 };
     plan("transpose", [x, Axis::Exact(1), Axis::Exact(1)], [32, 8, 1], 0, limits)
 }
+
+/// How far below `u32::MAX` the own matmul kernels' sizes must stay: their u32 loop steps
+/// (a tile of 128, a K stage, the grid's 65,535 batch entries) must not pass 2^32.
+pub const MATMUL_MARGIN: u64 = 65_536;
 
 /// Most blocks of a reduction pass: the kernels stride over their (row, segment) blocks.
 pub const REDUCE_BLOCKS: u64 = 1 << 20;
@@ -240,12 +256,18 @@ mod tests {
     fn family_launches_cover_large_shapes_within_the_limits() {
         // Matmul: 70,000 row tiles along y and 70,000 batches along z are clamped (the kernel
         // loops); column tiles along x are exact.
-        let c = matmul("matmul", (70_000, 128 * 70_000, 129), (128, 128, 256), &L).unwrap();
+        let c = matmul("matmul", (70_000, 128 * 70_000, 1, 129), (128, 128, 256), &L).unwrap();
         assert_eq!(c.grid, [2, 65535, 65535]);
         let small = Limits { grid: [4, 2, 3], ..L };
-        let c = matmul("matmul", (7, 1000, 4 * 128), (128, 128, 256), &small).unwrap();
+        let c = matmul("matmul", (7, 1000, 3, 4 * 128), (128, 128, 256), &small).unwrap();
         assert_eq!(c.grid, [4, 2, 3]);
-        assert!(matches!(matmul("matmul", (1, 1, 5 * 128), (128, 128, 256), &small), Err(Error::TooLarge(_))));
+        assert!(matches!(matmul("matmul", (1, 1, 1, 5 * 128), (128, 128, 256), &small), Err(Error::TooLarge(_))));
+        // Within a margin of 2^32 the kernels' u32 loops would wrap: refused.
+        let edge = u32::MAX as usize - 100;
+        for sizes in [(1, edge, 1, 1), (1, 1, edge, 1), (1, 1, 1, edge), (edge, 1, 1, 1)] {
+            assert!(matches!(matmul("matmul", sizes, (128, 128, 256), &L), Err(Error::TooLarge(_))), "{sizes:?}");
+        }
+        assert!(matmul("matmul", (1, u32::MAX as usize - 65_536, 1, 1), (128, 128, 256), &L).is_ok());
         let c = strided_1d("map", 65_536 * 256 + 1, 256, 132, &L).unwrap();
         assert_eq!(c.grid, [132 * 32, 1, 1]);
         assert_eq!(strided_1d("map", 5, 256, 0, &L).unwrap().grid, [1, 1, 1]);

@@ -208,7 +208,7 @@ fn own_matmul_kernel_matches_a_host_product() {
             // along z, so its row tiles and batch entries past them are the kernel's loops.
             let limits = if dt == DType::F32 { Limits::CUDA } else { clamped(i32::MAX as u32, 1, 2) };
             let config =
-                launch::matmul("matmul", (batch, m, n), (tiles.bm, tiles.bn, tiles.threads()), &limits).unwrap();
+                launch::matmul("matmul", (batch, m, k, n), (tiles.bm, tiles.bn, tiles.threads()), &limits).unwrap();
             let (grid, block) = as_launch(config);
             let setup = format!(
                 "    ARGS::A = (const {t} *)pc_read(\"{pa}\"); ARGS::B = (const {t} *)pc_read(\"{pb}\");\n    \
@@ -442,7 +442,7 @@ fn half_matmul_kernel_rounds_an_f32_accumulation_once() {
             // along z (the kernel loops over the row tiles and batch entries past them).
             let limits = if dt == DType::F16 { Limits::CUDA } else { clamped(i32::MAX as u32, 1, 2) };
             let tiles = (matmul_half::BM, matmul_half::BN, matmul_half::THREADS);
-            let (grid, block) = as_launch(launch::matmul("matmul", (batch, m, n), tiles, &limits).unwrap());
+            let (grid, block) = as_launch(launch::matmul("matmul", (batch, m, k, n), tiles, &limits).unwrap());
             let setup = format!(
                 "    ARGS::A = (const {t} *)pc_read(\"{pa}\"); ARGS::B = (const {t} *)pc_read(\"{pb}\");\n    \
                  ARGS::C = ({t} *)calloc({} + 1, sizeof({t})); ARGS::M = {m}; ARGS::N = {n}; ARGS::K = {k}; ARGS::batch = {batch};\n",

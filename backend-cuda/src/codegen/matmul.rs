@@ -40,7 +40,7 @@ pub fn tiles(dtype: DType) -> Tiles {
 /// The matmul kernel for `dtype`: `(const T* a, const T* b, T* c, u32 m, u32 n, u32 k, u32 batch)`,
 /// the grid of [`crate::launch::matmul`] (`ceil(n / bn)` column tiles along x; row tiles along y
 /// and batch entries along z, which the kernel loops over past the grid's limits), [`Tiles::threads`]
-/// threads.
+/// threads. Its u32 loop counters need sizes a tile short of 2^32 ([`crate::launch::matmul`]).
 ///
 /// Each thread owns two `V×V` sub-blocks per direction (`V = TM / 2`), `BM / 2` rows and
 /// `BN / 2` columns apart, so it reads its operands from shared memory as 16-byte vectors
@@ -123,10 +123,8 @@ extern "C" __global__ void __launch_bounds__({threads}) {kernel_name}(const {t}*
   __shared__ __align__(16) {t} Bs[BK][BN];
   const u32 tid = threadIdx.x;
   const u32 tx = tid % (BN / TN), ty = tid / (BN / TN);
-  // Counts in 64 bits: M, K and batch may come within a tile (or a grid) of 2^32, where
-  // u32 round-ups and steps would wrap into a shorter (or endless) loop.
-  const u32 tiles_m = (u32)(((u64)M + BM - 1u) / BM), stages = (u32)(((u64)K + BK - 1u) / BK);
-  for (u64 z = blockIdx.z; z < batch; z += gridDim.z) {{
+  const u32 tiles_m = (M + BM - 1u) / BM;
+  for (u32 z = blockIdx.z; z < batch; z += gridDim.z) {{
     const {t}* a = A + (u64)z * M * K;
     const {t}* b = B + (u64)z * K * N;
     {t}* c = C + (u64)z * M * N;
@@ -142,14 +140,13 @@ extern "C" __global__ void __launch_bounds__({threads}) {kernel_name}(const {t}*
       // Global -> registers for the stage starting at k0 (zeros outside the matrices).
       #define LOAD_STAGE(k0)         _Pragma("unroll") for (u32 l = 0; l < {a_loads}u; ++l) {{           const u32 e = tid + l * NT, {a_map};           const u32 gr = row0 + r, gk = (k0) + kk;           ra[l] = (gr < M && gk < K) ? {a_at} : ({t})0;         }}         _Pragma("unroll") for (u32 l = 0; l < {b_loads}u; ++l) {{           const u32 e = tid + l * NT, {b_map};           const u32 gk = (k0) + kk, gc = col0 + cc;           rb[l] = (gk < K && gc < N) ? {b_at} : ({t})0;         }}
       LOAD_STAGE(0u)
-      for (u32 s = 0; s < stages; ++s) {{
-        const u32 k0 = s * BK;
+      for (u32 k0 = 0; k0 < K; k0 += BK) {{
         #pragma unroll
         for (u32 l = 0; l < {a_loads}u; ++l) {{ const u32 e = tid + l * NT; {a_store} = ra[l]; }}
         #pragma unroll
         for (u32 l = 0; l < {b_loads}u; ++l) {{ const u32 e = tid + l * NT; {b_store} = rb[l]; }}
         __syncthreads();
-        if (s + 1u < stages) {{ LOAD_STAGE(k0 + BK) }}
+        if (k0 + BK < K) {{ LOAD_STAGE(k0 + BK) }}
         #pragma unroll
         for (u32 kk = 0; kk < BK; ++kk) {{
           {t} fa[TM], fb[TN];

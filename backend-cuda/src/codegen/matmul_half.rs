@@ -50,10 +50,8 @@ extern "C" __global__ void __launch_bounds__({THREADS}) pc_matmul_half(const {t}
   __shared__ float Bs[BK][BN];
   const u32 tid = threadIdx.x;
   const u32 tx = tid % (BN / TN), ty = tid / (BN / TN);
-  // Counts in 64 bits: M, K and batch may come within a tile (or a grid) of 2^32, where
-  // u32 round-ups and steps would wrap into a shorter (or endless) loop.
-  const u32 tiles_m = (u32)(((u64)M + BM - 1u) / BM), stages = (u32)(((u64)K + BK - 1u) / BK);
-  for (u64 z = blockIdx.z; z < batch; z += gridDim.z) {{
+  const u32 tiles_m = (M + BM - 1u) / BM;
+  for (u32 z = blockIdx.z; z < batch; z += gridDim.z) {{
     const {t}* a = A + (u64)z * M * K;
     const {t}* b = B + (u64)z * K * N;
     {t}* c = C + (u64)z * M * N;
@@ -65,8 +63,7 @@ extern "C" __global__ void __launch_bounds__({THREADS}) pc_matmul_half(const {t}
         #pragma unroll
         for (u32 j = 0; j < TN; ++j) acc[i][j] = 0.0f;
       }}
-      for (u32 s = 0; s < stages; ++s) {{
-        const u32 k0 = s * BK;
+      for (u32 k0 = 0; k0 < K; k0 += BK) {{
         // Global -> shared, widened to f32 (zeros outside the matrices).
         #pragma unroll
         for (u32 l = 0; l < {a_loads}u; ++l) {{

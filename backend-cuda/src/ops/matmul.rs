@@ -105,7 +105,7 @@ pub(super) fn launch_tiled(
     [a, b, out]: [&CudaBuffer; 3],
     (batch, m, k, n): (usize, usize, usize, usize),
 ) -> Result<()> {
-    let config = launch::matmul("matmul", (batch, m, n), (bm, bn, threads), &dev.limits)?;
+    let config = launch::matmul("matmul", (batch, m, k, n), (bm, bn, threads), &dev.limits)?;
     let mut p = Params::default();
     p.ptr(a.ptr).ptr(b.ptr).ptr(out.ptr).len(m).len(n).len(k).len(batch);
     dev.launch(kernel, &config, &mut p)
