@@ -27,7 +27,7 @@
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-binaries=(bin/polycompute bin/cuda_figures tests/conformance tests/cuda_gpu tests/cuda_execute_validation tests/cuda_gpu_views)
+binaries=(bin/polycompute bin/cuda_figures tests/conformance tests/cuda_gpu tests/cuda_execute_validation tests/cuda_gpu_views tests/cuda_gpu_sizes)
 
 # The facts a first failure needs; run as the environment step (each probe bounded).
 environment() {
@@ -165,6 +165,7 @@ step conformance gpu 15 -- "$here/tests/conformance" conformance::cuda
 step cuda_gpu gpu 10 -- "$here/tests/cuda_gpu" --nocapture --test-threads=1
 step cuda_execute_validation gpu 5 -- "$here/tests/cuda_execute_validation" --nocapture
 step cuda_gpu_views gpu 10 -- "$here/tests/cuda_gpu_views" --nocapture
+step cuda_gpu_sizes gpu 5 -- "$here/tests/cuda_gpu_sizes" --nocapture
 step demo_thread gpu 10 json -- "$pc" demo --json --devices cuda:0 --mode thread --tasks 256
 step demo_process gpu 10 json -- "$pc" demo --json --devices cuda:0 --mode process --tasks 256
 # copy, fused map, sum (GB/s); own/cuBLAS/default matmul (GFLOP/s), each beside its target.

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use cust::context::{Context, CurrentContext};
 use cust::stream::{Stream, StreamFlags};
-use polycompute_core::{BackendDevice, DType, DeviceId, DeviceInfo, DeviceToken, HostSlice, HostVec, Op, Result};
+use polycompute_core::{
+    BackendDevice, DType, DeviceId, DeviceInfo, DeviceToken, Error, HostSlice, HostVec, Op, Result,
+};
 
 use crate::buffer::CudaBuffer;
 use crate::codegen::Kernel;
@@ -19,12 +21,15 @@ use crate::cublas::CublasHandle;
 use crate::driver::{self, DevPtr, Handle};
 use crate::errors::code::SUCCESS;
 use crate::errors::{check, from_cust, is_sticky};
+use crate::launch::{self, LaunchConfig, Limits};
 use crate::module_cache::ModuleCache;
 
 /// Kernel parameters, each stored in its own 8-byte-aligned slot that lives until the launch.
 #[derive(Default)]
 pub(crate) struct Params {
     slots: Vec<Vec<u64>>,
+    /// The first size given to [`Params::len`] that a u32 cannot hold: the launch refuses it.
+    too_large: Option<usize>,
 }
 
 impl Params {
@@ -45,6 +50,14 @@ impl Params {
     pub(crate) fn u32(&mut self, v: u32) -> &mut Self {
         self.bytes(&v.to_le_bytes())
     }
+    /// Appends a size (an element count or index bound) as the kernels' `u32`; one beyond
+    /// `u32::MAX` makes the launch fail with `TooLarge` instead of truncating it.
+    pub(crate) fn len(&mut self, v: usize) -> &mut Self {
+        if u32::try_from(v).is_err() {
+            self.too_large.get_or_insert(v);
+        }
+        self.u32(v as u32)
+    }
     /// Appends a `u32` array (a by-value struct of u32 fields).
     pub(crate) fn u32s(&mut self, v: &[u32]) -> &mut Self {
         let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -62,6 +75,8 @@ pub struct CudaDevice {
     pub(crate) arch: u32,
     /// Multiprocessors, for sizing grids.
     pub(crate) sms: u32,
+    /// Launch limits, from the device's attributes.
+    pub(crate) limits: Limits,
     modules: ManuallyDrop<ModuleCache>,
     pub(crate) cublas: Mutex<Option<CublasHandle>>,
 }
@@ -112,6 +127,11 @@ impl CudaDevice {
                 }
             }
         }
+        let limits = Limits::from_attributes(|attr| {
+            let mut v = 0;
+            // SAFETY: writes one int for a valid device.
+            (unsafe { driver::cuDeviceGetAttribute(&mut v, attr, raw) } == SUCCESS).then_some(v)
+        });
         let ctx = Arc::new(Ctx::new(id, context, stream, async_alloc));
         Ok(CudaDevice {
             info,
@@ -119,6 +139,7 @@ impl CudaDevice {
             ctx,
             arch,
             sms,
+            limits,
             modules: ManuallyDrop::new(ModuleCache::default()),
             cublas: Mutex::new(None),
         })
@@ -137,30 +158,34 @@ impl CudaDevice {
         Ok(CudaBuffer { ptr, dtype, len, ctx: self.ctx.clone(), owner: self.token })
     }
 
-    /// Launches `kernel` on the device's stream, loading it the first time (the module cache
-    /// keys on [`Kernel::key`]). The context must be current.
-    pub(crate) fn launch(
-        &self,
-        kernel: &Kernel,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        params: &mut Params,
-    ) -> Result<()> {
+    /// Launches `kernel` on the device's stream with `config` (from [`crate::launch`], which
+    /// checked it against the device's limits), loading it the first time (the module cache
+    /// keys on [`Kernel::key`]). A size parameter beyond u32 ([`Params::len`]) is `TooLarge`,
+    /// and nothing is launched. The context must be current.
+    pub(crate) fn launch(&self, kernel: &Kernel, config: &LaunchConfig, params: &mut Params) -> Result<()> {
+        if let Some(v) = params.too_large {
+            return Err(Error::TooLarge(format!(
+                "{}: a size of {v} is beyond the CUDA kernels' 32-bit sizes (at most {}); split the array",
+                kernel.entry,
+                u32::MAX
+            )));
+        }
         let loaded = self.modules.get(kernel, self.arch, self.id())?;
         let mut ptrs: Vec<*mut c_void> = params.slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
+        let ([gx, gy, gz], [bx, by, bz]) = (config.grid, config.block);
         // SAFETY: the function was loaded in this (current) context; `ptrs` holds one pointer
         // per kernel parameter, each to a slot at least as large as the parameter, alive for
         // the call (the driver copies the values before returning).
         let rc = unsafe {
             driver::cuLaunchKernel(
                 loaded.function,
-                grid.0,
-                grid.1,
-                grid.2,
-                block.0,
-                block.1,
-                block.2,
-                0,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                config.shared,
                 self.ctx.stream(),
                 ptrs.as_mut_ptr(),
                 std::ptr::null_mut(),
@@ -169,10 +194,9 @@ impl CudaDevice {
         check(rc, self.id(), &format!("launching {}", kernel.entry))
     }
 
-    /// A grid of `block`-thread blocks covering `n` items with a grid-stride loop.
-    pub(crate) fn grid_1d(&self, n: u64, block: u32) -> u32 {
-        let wanted = n.div_ceil(block as u64).max(1);
-        wanted.min(self.sms as u64 * 32).min(i32::MAX as u64) as u32
+    /// The 1-D grid-stride launch of `op` over `n` items with `block`-thread blocks.
+    pub(crate) fn strided(&self, op: &str, n: usize, block: u32) -> Result<LaunchConfig> {
+        launch::strided_1d(op, n as u64, block, self.sms, &self.limits)
     }
 
     /// A device-to-device copy on the stream. The context must be current.

@@ -16,7 +16,8 @@
 //!   (`ops/matmul.rs` also chooses between cuBLAS and the own kernel).
 //! - `device.rs` (open, launch, core's typed `BackendDevice`), `buffer.rs` (device memory
 //!   that knows its device), `context.rs` (context, stream, stream-ordered memory),
-//!   [`errors`] (driver codes as typed errors).
+//!   [`errors`] (driver codes as typed errors), [`launch`] (every launch's grid and block,
+//!   checked against the device's limits).
 //! - `driver.rs`, [`nvrtc`], `cublas.rs`: the libraries, loaded or declared ([`libraries`]:
 //!   where NVRTC and cuBLAS are looked for);
 //!   `module_cache.rs`: each device's loaded kernels, keyed by their `KernelKey`.
@@ -32,6 +33,7 @@ mod cublas;
 mod device;
 mod driver;
 pub mod errors;
+pub mod launch;
 pub mod libraries;
 mod module_cache;
 pub mod nvrtc;

@@ -4,13 +4,17 @@
 //! memory by statics. Checks the own matmul kernel (f32, f64; batched; sizes that are not
 //! multiples of the tiles; k = 0; its variants for transposed operands) against an f64 host
 //! product, the half (f16, bf16) matmul kernel the same way (its f32 accumulation rounded
-//! once), and transposes exactly.
+//! once), and transposes exactly. Each kernel runs with the grid and block the backend
+//! computes for it (`polycompute_cuda::launch`): with CUDA's limits (several blocks), and
+//! with limits that clamp the grid to a block or two, so the kernels' loops over the row
+//! tiles, batch entries and tiles past the grid must cover the rest.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use polycompute_core::{bf16, f16, halves, philox, DType, MatmulTranspose, ReduceKind, Shape};
 use polycompute_cuda::codegen::{layout, matmul, matmul_half, reduce, Kernel};
+use polycompute_cuda::launch::{self, LaunchConfig, Limits};
 
 #[macro_use]
 mod common;
@@ -73,6 +77,18 @@ static void pc_launch(pc_dim3 grid, pc_dim3 block, void (*body)(void *), void *a
 }
 "#
 );
+
+/// Limits that clamp the grid to `[x, y, z]` blocks, so the kernels' loops over the blocks
+/// past the grid (row tiles, batch entries, grid-stride trips) have work to do.
+fn clamped(x: u32, y: u32, z: u32) -> Limits {
+    Limits { grid: [x, y, z], ..Limits::CUDA }
+}
+
+/// A launch configuration as the harness takes it.
+fn as_launch(c: LaunchConfig) -> ((u32, u32, u32), (u32, u32, u32)) {
+    assert_eq!(c.shared, 0);
+    ((c.grid[0], c.grid[1], c.grid[2]), (c.block[0], c.block[1], c.block[2]))
+}
 
 struct Harness {
     dir: PathBuf,
@@ -188,7 +204,12 @@ fn own_matmul_kernel_matches_a_host_product() {
                 (h.path(&format!("a_{tag}.bin")), h.path(&format!("b_{tag}.bin")), h.path(&format!("c_{tag}.bin")));
             write_f64s(&pa, &if lt { transposed(&a, batch, m, k) } else { a.clone() }, dt);
             write_f64s(&pb, &if rt { transposed(&b, batch, k, n) } else { b.clone() }, dt);
-            let grid = ((n as u32).div_ceil(tiles.bn), (m as u32).div_ceil(tiles.bm), batch as u32);
+            // The backend's grid: f32 with CUDA's limits, f64 with one block along y and two
+            // along z, so its row tiles and batch entries past them are the kernel's loops.
+            let limits = if dt == DType::F32 { Limits::CUDA } else { clamped(i32::MAX as u32, 1, 2) };
+            let config =
+                launch::matmul("matmul", (batch, m, k, n), (tiles.bm, tiles.bn, tiles.threads()), &limits).unwrap();
+            let (grid, block) = as_launch(config);
             let setup = format!(
                 "    ARGS::A = (const {t} *)pc_read(\"{pa}\"); ARGS::B = (const {t} *)pc_read(\"{pb}\");\n    \
                  ARGS::C = ({t} *)calloc({} + 1, sizeof({t})); ARGS::M = {m}; ARGS::N = {n}; ARGS::K = {k}; ARGS::batch = {batch};\n",
@@ -205,7 +226,7 @@ fn own_matmul_kernel_matches_a_host_product() {
                 ("unsigned", "batch"),
             ];
             let kernel = matmul::transposed_kernel(dt, transpose).unwrap();
-            h.launch(&kernel, grid, (tiles.threads(), 1, 1), &params, &setup);
+            h.launch(&kernel, grid, block, &params, &setup);
             let ns = format!("k{}", h.count - 1);
             let _ = writeln!(h.main, "  pc_write(\"{pc}\", {ns}_args::C, {} * sizeof({t}));", batch * m * n);
             cases.push((tag, dt, batch, m, k, n, a, b));
@@ -268,7 +289,10 @@ fn tiled_transpose_moves_every_element() {
             ("unsigned", "rows"),
             ("unsigned", "cols"),
         ];
-        h.launch(&kernel, (tiles.min(3), 1, 1), (32, 8, 1), &params, &setup);
+        // The backend's grid, capped at 3 blocks so that each strides over several tiles.
+        let (grid, block) = as_launch(launch::transpose_tiled(tiles as u64, 132, &clamped(3, 1, 1)).unwrap());
+        assert_eq!(grid.0, tiles.min(3));
+        h.launch(&kernel, grid, block, &params, &setup);
         let ns = format!("k{}", h.count - 1);
         let _ = writeln!(h.main, "  pc_write(\"{po}\", {ns}_args::out, {len} * 4);");
         cases.push((ci, dims, perm, data));
@@ -336,7 +360,10 @@ fn block_reductions_combine_every_lane() {
                 ("unsigned", "count"),
             ];
             let setup = setup.replace(&format!("({first_out})"), &format!("({out_param})"));
-            h.launch(&kernel, ((rows * segs).min(3) as u32, 1, 1), (block, 1, 1), &params, &setup);
+            // The backend's grid, capped at 3 blocks so that each strides over several rows.
+            let (grid, block) =
+                as_launch(launch::reduce_rows("reduce", (rows * segs) as u64, block, &clamped(3, 1, 1)).unwrap());
+            h.launch(&kernel, grid, block, &params, &setup);
             let mut result = format!("{ns}_args::out");
             if segs > 1 {
                 let second = reduce::rows_kernel(kind, DType::F64, reduce::Input::Partials, reduce::Output::Final);
@@ -355,7 +382,9 @@ fn block_reductions_combine_every_lane() {
                     "    ARGS::in = (const {ns2}::Acc *){ns}_args::out; ARGS::out = ({ot} *)calloc({rows} + 1, 8);\n    \
                      ARGS::rows = {rows}; ARGS::r = {segs}; ARGS::segs = 1; ARGS::seg_len = {segs}; ARGS::count = {r};\n"
                 );
-                h.launch(&second, (2, 1, 1), (reduce::row_block(segs), 1, 1), &params, &setup);
+                let config = launch::reduce_rows("reduce", rows as u64, reduce::row_block(segs), &clamped(2, 1, 1));
+                let (grid, block) = as_launch(config.unwrap());
+                h.launch(&second, grid, block, &params, &setup);
                 result = format!("{ns2}_args::out");
             }
             let _ = writeln!(h.main, "  pc_write(\"{out}\", {result}, {rows} * sizeof({ot}));");
@@ -392,7 +421,7 @@ fn half_matmul_kernel_rounds_an_f32_accumulation_once() {
         return;
     };
     // Odd sizes (a lone element, rows and columns past the tiles, an odd k), a batch, k = 0.
-    let shapes = [(1usize, 1usize, 1usize, 1usize), (1, 70, 33, 130), (2, 65, 17, 3), (1, 3, 0, 4)];
+    let shapes = [(1usize, 1usize, 1usize, 1usize), (1, 70, 33, 130), (2, 65, 17, 3), (1, 3, 0, 4), (3, 5, 4, 3)];
     let mut h = Harness::new("host-matmul-half");
     let mut cases = Vec::new();
     for dt in [DType::F16, DType::BF16] {
@@ -409,7 +438,11 @@ fn half_matmul_kernel_rounds_an_f32_accumulation_once() {
                 (h.path(&format!("a_{tag}.bin")), h.path(&format!("b_{tag}.bin")), h.path(&format!("c_{tag}.bin")));
             std::fs::write(&pa, a.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
             std::fs::write(&pb, b.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-            let grid = ((n as u32).div_ceil(matmul_half::BN), (m as u32).div_ceil(matmul_half::BM), batch as u32);
+            // The backend's grid: f16 with CUDA's limits, bf16 with one block along y and two
+            // along z (the kernel loops over the row tiles and batch entries past them).
+            let limits = if dt == DType::F16 { Limits::CUDA } else { clamped(i32::MAX as u32, 1, 2) };
+            let tiles = (matmul_half::BM, matmul_half::BN, matmul_half::THREADS);
+            let (grid, block) = as_launch(launch::matmul("matmul", (batch, m, k, n), tiles, &limits).unwrap());
             let setup = format!(
                 "    ARGS::A = (const {t} *)pc_read(\"{pa}\"); ARGS::B = (const {t} *)pc_read(\"{pb}\");\n    \
                  ARGS::C = ({t} *)calloc({} + 1, sizeof({t})); ARGS::M = {m}; ARGS::N = {n}; ARGS::K = {k}; ARGS::batch = {batch};\n",
@@ -425,7 +458,7 @@ fn half_matmul_kernel_rounds_an_f32_accumulation_once() {
                 ("unsigned", "K"),
                 ("unsigned", "batch"),
             ];
-            h.launch(&matmul_half::kernel(dt).unwrap(), grid, (matmul_half::THREADS, 1, 1), &params, &setup);
+            h.launch(&matmul_half::kernel(dt).unwrap(), grid, block, &params, &setup);
             let ns = format!("k{}", h.count - 1);
             let _ = writeln!(h.main, "  pc_write(\"{pc}\", {ns}_args::C, {} * sizeof({t}));", batch * m * n);
             let (a, b): (Vec<f64>, Vec<f64>) =

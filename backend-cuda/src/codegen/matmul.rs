@@ -38,7 +38,9 @@ pub fn tiles(dtype: DType) -> Tiles {
 }
 
 /// The matmul kernel for `dtype`: `(const T* a, const T* b, T* c, u32 m, u32 n, u32 k, u32 batch)`,
-/// grid `(ceil(n / bn), min(ceil(m / bm), 65535), min(batch, 65535))`, [`Tiles::threads`] threads.
+/// the grid of [`crate::launch::matmul`] (`ceil(n / bn)` column tiles along x; row tiles along y
+/// and batch entries along z, which the kernel loops over past the grid's limits), [`Tiles::threads`]
+/// threads. Its u32 loop counters need sizes a tile short of 2^32 ([`crate::launch::matmul`]).
 ///
 /// Each thread owns two `V×V` sub-blocks per direction (`V = TM / 2`), `BM / 2` rows and
 /// `BN / 2` columns apart, so it reads its operands from shared memory as 16-byte vectors

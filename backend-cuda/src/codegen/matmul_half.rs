@@ -21,7 +21,8 @@ const TN: u32 = 4;
 pub const THREADS: u32 = (BM / TM) * (BN / TN);
 
 /// The kernel for a half `dtype`: `(const T* a, const T* b, T* c, u32 m, u32 n, u32 k, u32
-/// batch)`, grid `(ceil(n / BN), min(ceil(m / BM), 65535), min(batch, 65535))`, [`THREADS`]
+/// batch)`, the grid of [`crate::launch::matmul`] (row tiles along y and batch entries along z
+/// looped over past the grid's limits), [`THREADS`]
 /// threads; `Unsupported` for any other dtype.
 pub fn kernel(dtype: DType) -> Result<Kernel> {
     if !matches!(dtype, DType::F16 | DType::BF16) {

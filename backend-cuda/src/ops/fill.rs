@@ -13,7 +13,7 @@ pub(super) fn run(dev: &CudaDevice, f: Fill, dtype: DType, len: usize) -> Result
         return Ok(out);
     }
     let mut p = Params::default();
-    p.ptr(out.ptr).u32(len as u32);
+    p.ptr(out.ptr).len(len);
     match f {
         Fill::Constant(v) => {
             match v {
@@ -30,7 +30,8 @@ pub(super) fn run(dev: &CudaDevice, f: Fill, dtype: DType, len: usize) -> Result
             p.u32(key[0]).u32(key[1]);
         }
     }
-    let blocks = (len as u64).div_ceil(fill::per_block(f, dtype) as u64);
-    dev.launch(&codegen::fill_kernel(f, dtype), (dev.grid_1d(blocks, 256), 1, 1), (256, 1, 1), &mut p)?;
+    // One thread per Philox block (one element for a constant).
+    let items = len.div_ceil(fill::per_block(f, dtype) as usize);
+    dev.launch(&codegen::fill_kernel(f, dtype), &dev.strided("fill", items, 256)?, &mut p)?;
     Ok(out)
 }

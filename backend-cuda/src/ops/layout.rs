@@ -6,6 +6,7 @@ use polycompute_core::{Result, Shape};
 use crate::buffer::CudaBuffer;
 use crate::codegen::layout;
 use crate::device::{CudaDevice, Params};
+use crate::launch;
 
 /// A device-to-device copy of `src` into a new buffer.
 pub(super) fn copy(dev: &CudaDevice, src: &CudaBuffer) -> Result<CudaBuffer> {
@@ -24,15 +25,15 @@ pub(super) fn transpose(dev: &CudaDevice, src: &CudaBuffer, shape: &Shape, perm:
         layout::TransposePlan::Copy => dev.copy(out.ptr, src.ptr, src.bytes())?,
         layout::TransposePlan::Tiled { kernel, batch, rows, cols } => {
             let tiles = (batch as u64) * (rows as u64).div_ceil(32) * (cols as u64).div_ceil(32);
-            let grid = tiles.min(dev.sms as u64 * 64).min(i32::MAX as u64) as u32;
+            let config = launch::transpose_tiled(tiles, dev.sms, &dev.limits)?;
             let mut p = Params::default();
-            p.ptr(out.ptr).ptr(src.ptr).u32(batch as u32).u32(rows as u32).u32(cols as u32);
-            dev.launch(&kernel, (grid, 1, 1), (32, 8, 1), &mut p)?;
+            p.ptr(out.ptr).ptr(src.ptr).len(batch).len(rows).len(cols);
+            dev.launch(&kernel, &config, &mut p)?;
         }
         layout::TransposePlan::Gather { kernel, geometry } => {
             let mut p = Params::default();
-            p.ptr(out.ptr).ptr(src.ptr).u32(src.len as u32).u32s(&geometry);
-            dev.launch(&kernel, (dev.grid_1d(src.len as u64, 256), 1, 1), (256, 1, 1), &mut p)?;
+            p.ptr(out.ptr).ptr(src.ptr).len(src.len).u32s(&geometry);
+            dev.launch(&kernel, &dev.strided("transpose", src.len, 256)?, &mut p)?;
         }
     }
     Ok(out)

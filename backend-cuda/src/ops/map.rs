@@ -58,10 +58,10 @@ fn launch(
     for b in inputs {
         p.ptr(b.ptr);
     }
-    p.u32(n as u32);
+    p.len(n);
     if !plan.geometry.is_empty() {
         p.u32s(&plan.geometry);
     }
-    dev.launch(&plan.kernel, (dev.grid_1d(n as u64, 256), 1, 1), (256, 1, 1), &mut p)?;
+    dev.launch(&plan.kernel, &dev.strided("map", n, 256)?, &mut p)?;
     Ok(out)
 }

@@ -11,6 +11,7 @@ use crate::buffer::CudaBuffer;
 use crate::codegen::{self, matmul, Kernel};
 use crate::cublas::{self, CublasHandle};
 use crate::device::{CudaDevice, Params};
+use crate::launch;
 
 /// Which matmul implementation the CUDA backend uses.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -94,8 +95,9 @@ pub(super) fn beyond_cublas(dev: &CudaDevice, dtype: DType, lhs: &Shape, rhs: &S
     }
 }
 
-/// Launches an own tiled matmul kernel (`bm × bn` output tiles of `threads` threads each; one
-/// grid layer per batch entry) on `[a, b, out]` of sizes `(batch, m, k, n)`.
+/// Launches an own tiled matmul kernel (`bm × bn` output tiles of `threads` threads each) on
+/// `[a, b, out]` of sizes `(batch, m, k, n)`, with [`launch::matmul`]'s grid (the kernels
+/// loop over row tiles along y and batch entries along z beyond the grid's limits).
 pub(super) fn launch_tiled(
     dev: &CudaDevice,
     kernel: &Kernel,
@@ -103,14 +105,10 @@ pub(super) fn launch_tiled(
     [a, b, out]: [&CudaBuffer; 3],
     (batch, m, k, n): (usize, usize, usize, usize),
 ) -> Result<()> {
-    let grid = (
-        (n as u64).div_ceil(bn as u64).min(i32::MAX as u64) as u32,
-        (m as u64).div_ceil(bm as u64).min(65535) as u32,
-        (batch as u64).min(65535) as u32,
-    );
+    let config = launch::matmul("matmul", (batch, m, k, n), (bm, bn, threads), &dev.limits)?;
     let mut p = Params::default();
-    p.ptr(a.ptr).ptr(b.ptr).ptr(out.ptr).u32(m as u32).u32(n as u32).u32(k as u32).u32(batch as u32);
-    dev.launch(kernel, grid, (threads, 1, 1), &mut p)
+    p.ptr(a.ptr).ptr(b.ptr).ptr(out.ptr).len(m).len(n).len(k).len(batch);
+    dev.launch(kernel, &config, &mut p)
 }
 
 /// cuBLAS's GEMM into `out`, on the device's handle (made at the first call, bound to the

@@ -10,10 +10,6 @@ use crate::device::{CudaDevice, Params};
 
 const BLOCK: u32 = 256;
 
-fn grid(dev: &CudaDevice, n: usize) -> (u32, u32, u32) {
-    (dev.grid_1d(n as u64, BLOCK), 1, 1)
-}
-
 /// The inputs (of `shapes`) joined along `axis`: one copy launch per non-empty input.
 pub(super) fn concat(dev: &CudaDevice, axis: usize, shapes: &[Shape], inputs: &[&CudaBuffer]) -> Result<CudaBuffer> {
     let (Some(first), Some(dtype)) = (shapes.first(), inputs.first().map(|b| b.dtype)) else {
@@ -29,13 +25,8 @@ pub(super) fn concat(dev: &CudaDevice, axis: usize, shapes: &[Shape], inputs: &[
         let n = outer * row;
         if n > 0 {
             let mut p = Params::default();
-            p.ptr(out.ptr)
-                .ptr(input.ptr)
-                .u32(n as u32)
-                .u32(row as u32)
-                .u32((total_axis * inner) as u32)
-                .u32(col0 as u32);
-            dev.launch(&kernel, grid(dev, n), (BLOCK, 1, 1), &mut p)?;
+            p.ptr(out.ptr).ptr(input.ptr).len(n).len(row).len(total_axis * inner).len(col0);
+            dev.launch(&kernel, &dev.strided("concat", n, BLOCK)?, &mut p)?;
         }
         col0 += row;
     }
@@ -59,8 +50,8 @@ pub(super) fn pad(
     }
     let kernel = movement::pad_kernel(src.dtype.size_bytes(), ndim);
     let mut p = Params::default();
-    p.ptr(out.ptr).ptr(src.ptr).u32(n as u32).u32s(&geometry).bytes(&movement::value_bytes(value));
-    dev.launch(&kernel, grid(dev, n), (BLOCK, 1, 1), &mut p)?;
+    p.ptr(out.ptr).ptr(src.ptr).len(n).u32s(&geometry).bytes(&movement::value_bytes(value));
+    dev.launch(&kernel, &dev.strided("pad", n, BLOCK)?, &mut p)?;
     Ok(out)
 }
 
@@ -84,8 +75,9 @@ pub(super) fn take(
     }
     let kernel = movement::take_kernel(a.dtype.size_bytes(), idx.dtype, along);
     let mut p = Params::default();
-    p.ptr(out.ptr).ptr(a.ptr).ptr(idx.ptr).u32(total as u32).u32(n as u32).u32(m as u32).u32(inner as u32);
-    dev.launch(&kernel, grid(dev, total), (BLOCK, 1, 1), &mut p)?;
+    p.ptr(out.ptr).ptr(a.ptr).ptr(idx.ptr).len(total).len(n).len(m).len(inner);
+    let op = if along { "take_along_axis" } else { "take" };
+    dev.launch(&kernel, &dev.strided(op, total, BLOCK)?, &mut p)?;
     Ok(out)
 }
 
@@ -107,7 +99,7 @@ pub(super) fn scatter_add(
     }
     let kernel = movement::scatter_add_kernel(a.dtype, idx.dtype);
     let mut p = Params::default();
-    p.ptr(out.ptr).ptr(idx.ptr).ptr(values.ptr).u32(total as u32).u32(n as u32).u32(m as u32).u32(inner as u32);
-    dev.launch(&kernel, grid(dev, total), (BLOCK, 1, 1), &mut p)?;
+    p.ptr(out.ptr).ptr(idx.ptr).ptr(values.ptr).len(total).len(n).len(m).len(inner);
+    dev.launch(&kernel, &dev.strided("scatter_add", total, BLOCK)?, &mut p)?;
     Ok(out)
 }

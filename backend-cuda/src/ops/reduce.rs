@@ -8,6 +8,7 @@ use crate::buffer::CudaBuffer;
 use crate::codegen;
 use crate::codegen::reduce::{self, Input, Output, ReducePlan};
 use crate::device::{CudaDevice, Params};
+use crate::launch;
 
 /// Reduces `src` (of `shape`) with `kind` along `axis` (`None`: every element).
 pub(super) fn run(
@@ -38,22 +39,20 @@ pub(super) fn run(
         None => (out.ptr, Output::Final),
         Some(t) => (t.ptr, Output::Partials),
     };
-    let grid_cap = |n: u64| n.clamp(1, 1 << 20) as u32;
     let mut p = Params::default();
     match plan {
         ReducePlan::Rows { rows, r, segs, seg_len } => {
             let k = codegen::reduce_kernel(kind, dtype, false, Input::Elements, output);
-            p.ptr(target).ptr(src.ptr).u32(rows as u32).u32(r as u32).u32(segs as u32).u32(seg_len as u32);
-            p.u32(count as u32);
-            let block = reduce::row_block(seg_len);
-            dev.launch(&k, (grid_cap((rows * segs) as u64), 1, 1), (block, 1, 1), &mut p)?;
+            p.ptr(target).ptr(src.ptr).len(rows).len(r).len(segs).len(seg_len).len(count);
+            let config =
+                launch::reduce_rows(kind.name(), (rows as u64) * segs as u64, reduce::row_block(seg_len), &dev.limits)?;
+            dev.launch(&k, &config, &mut p)?;
         }
         ReducePlan::Cols { outer, r, inner, segs, seg_len } => {
             let k = codegen::reduce_kernel(kind, dtype, true, Input::Elements, output);
-            p.ptr(target).ptr(src.ptr).u32(outer as u32).u32(r as u32).u32(inner as u32).u32(segs as u32);
-            p.u32(seg_len as u32).u32(count as u32);
-            let grid = grid_cap(((outputs * segs) as u64).div_ceil(256));
-            dev.launch(&k, (grid, 1, 1), (256, 1, 1), &mut p)?;
+            p.ptr(target).ptr(src.ptr).len(outer).len(r).len(inner).len(segs).len(seg_len).len(count);
+            let config = launch::reduce_cols(kind.name(), (outputs as u64) * segs as u64, &dev.limits)?;
+            dev.launch(&k, &config, &mut p)?;
         }
     }
     if let Some(partials) = &scratch {
@@ -76,8 +75,9 @@ fn second_pass(
 ) -> Result<()> {
     let k = codegen::reduce_kernel(kind, dtype, false, Input::Partials, Output::Final);
     let mut p = Params::default();
-    p.ptr(out.ptr).ptr(partial).u32(outputs as u32).u32(segs as u32).u32(1).u32(segs as u32).u32(count as u32);
-    dev.launch(&k, ((outputs as u64).clamp(1, 1 << 20) as u32, 1, 1), (reduce::row_block(segs), 1, 1), &mut p)
+    p.ptr(out.ptr).ptr(partial).len(outputs).len(segs).u32(1).len(segs).len(count);
+    let config = launch::reduce_rows(kind.name(), outputs as u64, reduce::row_block(segs), &dev.limits)?;
+    dev.launch(&k, &config, &mut p)
 }
 
 /// A scratch allocation freed (stream-ordered) when it goes out of scope.

@@ -24,22 +24,24 @@ pub(super) fn run(
     }
     let plan = ScanPlan::new(outer, n, inner);
     let work = outer * plan.chunks * inner;
-    let grid = (dev.grid_1d(work as u64, BLOCK), 1, 1);
+    let name = match kind {
+        ScanKind::Sum => "cumsum",
+        ScanKind::Prod => "cumprod",
+    };
+    let grid = dev.strided(name, work, BLOCK)?;
     let totals = dev.new_buffer(scan::acc_dtype(src.dtype), if plan.chunks > 1 { work } else { 1 })?;
     if plan.chunks > 1 {
         let mut p = Params::default();
-        p.ptr(src.ptr).ptr(totals.ptr).u32(work as u32).u32(n as u32).u32(inner as u32);
-        p.u32(plan.chunk as u32).u32(plan.chunks as u32);
-        dev.launch(&scan::kernel(kind, src.dtype, ScanPass::Totals), grid, (BLOCK, 1, 1), &mut p)?;
+        p.ptr(src.ptr).ptr(totals.ptr).len(work).len(n).len(inner).len(plan.chunk).len(plan.chunks);
+        dev.launch(&scan::kernel(kind, src.dtype, ScanPass::Totals), &grid, &mut p)?;
         let lanes = outer * inner;
         let mut p = Params::default();
-        p.ptr(totals.ptr).u32(lanes as u32).u32(inner as u32).u32(plan.chunks as u32);
-        let lane_grid = (dev.grid_1d(lanes as u64, BLOCK), 1, 1);
-        dev.launch(&scan::kernel(kind, src.dtype, ScanPass::Carries), lane_grid, (BLOCK, 1, 1), &mut p)?;
+        p.ptr(totals.ptr).len(lanes).len(inner).len(plan.chunks);
+        let lane_grid = dev.strided(name, lanes, BLOCK)?;
+        dev.launch(&scan::kernel(kind, src.dtype, ScanPass::Carries), &lane_grid, &mut p)?;
     }
     let mut p = Params::default();
-    p.ptr(src.ptr).ptr(out.ptr).ptr(totals.ptr).u32(work as u32).u32(n as u32).u32(inner as u32);
-    p.u32(plan.chunk as u32).u32(plan.chunks as u32);
-    dev.launch(&scan::kernel(kind, src.dtype, ScanPass::Apply), grid, (BLOCK, 1, 1), &mut p)?;
+    p.ptr(src.ptr).ptr(out.ptr).ptr(totals.ptr).len(work).len(n).len(inner).len(plan.chunk).len(plan.chunks);
+    dev.launch(&scan::kernel(kind, src.dtype, ScanPass::Apply), &grid, &mut p)?;
     Ok(out)
 }

@@ -28,31 +28,36 @@ pub(super) fn run(
     if total == 0 || out_len == 0 {
         return Ok(out);
     }
-    let grid = (dev.grid_1d(total as u64, BLOCK), 1, 1);
+    let name = match output {
+        SortOutput::Values => "sort",
+        SortOutput::Indices => "argsort",
+        SortOutput::TopK => "topk",
+    };
+    let grid = dev.strided(name, total, BLOCK)?;
     // Keys of 8 bytes are stored as two u32 words.
     let key_words = sort::key_bytes(src.dtype) / 4;
     let mut keys = [dev.new_buffer(DType::U32, total * key_words)?, dev.new_buffer(DType::U32, total * key_words)?];
     let mut idx = [dev.new_buffer(DType::U32, total)?, dev.new_buffer(DType::U32, total)?];
     let mut p = Params::default();
-    p.ptr(src.ptr).ptr(keys[0].ptr).ptr(idx[0].ptr).u32(total as u32).u32(n as u32).u32(inner as u32);
-    dev.launch(&sort::keys_kernel(src.dtype, output == SortOutput::TopK), grid, (BLOCK, 1, 1), &mut p)?;
+    p.ptr(src.ptr).ptr(keys[0].ptr).ptr(idx[0].ptr).len(total).len(n).len(inner);
+    dev.launch(&sort::keys_kernel(src.dtype, output == SortOutput::TopK), &grid, &mut p)?;
     let merge = sort::merge_kernel(sort::key_bytes(src.dtype));
     for w in sort::merge_widths(n) {
         let mut p = Params::default();
         p.ptr(keys[0].ptr).ptr(idx[0].ptr).ptr(keys[1].ptr).ptr(idx[1].ptr);
-        p.u32(total as u32).u32(n as u32).u32(w as u32);
-        dev.launch(&merge, grid, (BLOCK, 1, 1), &mut p)?;
+        p.len(total).len(n).len(w);
+        dev.launch(&merge, &grid, &mut p)?;
         keys.swap(0, 1);
         idx.swap(0, 1);
     }
     let mut p = Params::default();
     if output == SortOutput::Values {
-        p.ptr(src.ptr).ptr(idx[0].ptr).ptr(out.ptr).u32(total as u32).u32(n as u32).u32(inner as u32);
-        dev.launch(&sort::gather_kernel(src.dtype.size_bytes()), grid, (BLOCK, 1, 1), &mut p)?;
+        p.ptr(src.ptr).ptr(idx[0].ptr).ptr(out.ptr).len(total).len(n).len(inner);
+        dev.launch(&sort::gather_kernel(src.dtype.size_bytes()), &grid, &mut p)?;
     } else {
         let k = if output == SortOutput::TopK { k } else { n };
-        p.ptr(idx[0].ptr).ptr(out.ptr).u32(total as u32).u32(n as u32).u32(inner as u32).u32(k as u32);
-        dev.launch(&sort::indices_kernel(), grid, (BLOCK, 1, 1), &mut p)?;
+        p.ptr(idx[0].ptr).ptr(out.ptr).len(total).len(n).len(inner).len(k);
+        dev.launch(&sort::indices_kernel(), &grid, &mut p)?;
     }
     Ok(out)
 }

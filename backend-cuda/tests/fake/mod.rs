@@ -3,7 +3,14 @@
 //! child process of the test binary (the loader reads `LD_LIBRARY_PATH` only at start-up).
 //! The fake's primary context starts poisoned, as after a sticky fault, and every consistent
 //! launch "faults" with 700 (`CUDA_ERROR_ILLEGAL_ADDRESS`): so an error that comes back
-//! instead of a fault was raised before any kernel was launched.
+//! instead of a fault was raised before any kernel was launched. A launch beyond CUDA's
+//! limits (grid x ≤ 2^31−1, y and z ≤ 65,535; block x, y ≤ 1,024, z ≤ 64, 1,024 threads in
+//! all; 48 KiB of dynamic shared memory) is refused with 1 (`CUDA_ERROR_INVALID_VALUE`), as
+//! the real driver refuses it, and every launch is logged ([`fake_launches`]: grid, block,
+//! shared bytes, entry point, result, the first parameters). [`fake_launches_succeed`] makes
+//! consistent launches succeed without running anything (device memory keeps what it held),
+//! so a test can follow every launch of an op; [`driver_with_limits`] is a fake that reports
+//! and enforces other limits.
 
 // Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
@@ -27,14 +34,23 @@ const FAKE_DRIVER: &str = r#"
 typedef unsigned long long u64;
 int cuInit(unsigned f) { return f == 0 ? 0 : 1; }
 int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-int cuGetErrorName(int e, const char **s) { *s = e == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_FAKE"; return 0; }
+int cuGetErrorName(int e, const char **s) {
+  *s = e == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : e == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_FAKE"; return 0;
+}
+/* Launch limits in attribute order: grid x, y, z; block x, y, z; threads per block; shared
+   bytes per block. `reported` answers cuDeviceGetAttribute, `enforced` bounds cuLaunchKernel. */
+static const unsigned reported[8] = {2147483647u, 65535u, 65535u, 1024u, 1024u, 64u, 1024u, 49152u};
+static const unsigned enforced[8] = {2147483647u, 65535u, 65535u, 1024u, 1024u, 64u, 1024u, 49152u};
 int cuGetErrorString(int e, const char **s) { return cuGetErrorName(e, s); }
 int cuDeviceGetCount(int *n) { *n = 1; return 0; }
 int cuDeviceGet(int *d, int ordinal) { if (ordinal != 0) return 101; *d = 0; return 0; }
 int cuDeviceGetName(char *name, int len, int dev) { strncpy(name, "Fake GPU", len); return dev == 0 ? 0 : 101; }
 int cuDeviceTotalMem_v2(size_t *bytes, int dev) { *bytes = (size_t)1 << 30; return dev == 0 ? 0 : 101; }
 int cuDeviceGetAttribute(int *v, int attr, int dev) {
-  switch (attr) { case 75: *v = 9; break; case 76: *v = 0; break; case 16: *v = 132; break; case 115: *v = 1; break; default: *v = 0; }
+  /* MAX_THREADS_PER_BLOCK (1), MAX_BLOCK_DIM_X/Y/Z (2-4), MAX_GRID_DIM_X/Y/Z (5-7), MAX_SHARED_MEMORY_PER_BLOCK (8) */
+  static const int limit_at[9] = {-1, 6, 3, 4, 5, 0, 1, 2, 7};
+  switch (attr) { case 75: *v = 9; break; case 76: *v = 0; break; case 16: *v = 132; break; case 115: *v = 1; break;
+                  default: *v = attr >= 1 && attr <= 8 ? (int)reported[limit_at[attr]] : 0; }
   return dev == 0 ? 0 : 101;
 }
 static int ctx_token;
@@ -60,7 +76,7 @@ int cuMemcpyDtoDAsync_v2(u64 d, u64 src, size_t n, void *s) { memcpy((void *)d, 
    the module-cache test) count loads and unloads of a module something launched: with an
    asynchronous launch, such an unload would pull the code from under a running kernel. */
 #include <unistd.h>
-struct fake_module { int live, launched; };
+struct fake_module { int live, launched; char name[64]; };
 static int loads, launched_then_unloaded;
 int fake_module_loads(void) { return __atomic_load_n(&loads, __ATOMIC_SEQ_CST); }
 int fake_launched_then_unloaded(void) { return __atomic_load_n(&launched_then_unloaded, __ATOMIC_SEQ_CST); }
@@ -71,7 +87,11 @@ int cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **v)
   __atomic_add_fetch(&loads, 1, __ATOMIC_SEQ_CST);
   return 0;
 }
-int cuModuleGetFunction(void **f, void *m, const char *name) { *f = m; return m && name ? 0 : 500; }
+int cuModuleGetFunction(void **f, void *m, const char *name) {
+  if (!m || !name) return 500;
+  strncpy(((struct fake_module *)m)->name, name, 63);
+  *f = m; return 0;
+}
 int cuModuleUnload(void *m) {
   struct fake_module *mod = m;
   if (!mod || !mod->live) return 400;
@@ -83,15 +103,46 @@ int cuModuleUnload(void *m) {
 static int stream_fault;
 void fake_poison(void) { stream_fault = 700; }
 int cuStreamSynchronize(void *s) { return s == &stream_token ? stream_fault : 400; }
-/* Eleven arguments: the last five arrive on the stack. A consistent call "faults" (700). */
+/* The launch log (read with fake_launch_count, fake_launch_field, fake_launch_name): the first
+   LOG launches since fake_launch_reset, each with its grid, block, shared bytes, result and the
+   first 8 bytes of its first `record_params` parameters (set with fake_record_params; every
+   slot of this backend's parameters holds at least 8 bytes). */
+#define LOG 65536
+#define PARAMS 8
+struct fake_launch { unsigned long long v[8 + PARAMS]; char name[64]; };
+static struct fake_launch launch_log[LOG];
+static int launches, record_params, succeed;
+void fake_launch_reset(void) { __atomic_store_n(&launches, 0, __ATOMIC_SEQ_CST); }
+void fake_record_params(int n) { record_params = n < 0 ? 0 : n > PARAMS ? PARAMS : n; }
+void fake_launches_succeed(int on) { succeed = on; }
+int fake_launch_count(void) { return __atomic_load_n(&launches, __ATOMIC_SEQ_CST); }
+/* Fields: 0-2 grid, 3-5 block, 6 shared bytes, 7 result, 8.. parameters. */
+unsigned long long fake_launch_field(int i, int field) { return i < LOG && field < 8 + PARAMS ? launch_log[i].v[field] : 0; }
+const char *fake_launch_name(int i) { return i < LOG ? launch_log[i].name : ""; }
+/* Eleven arguments: the last five arrive on the stack. A consistent call "faults" (700), or
+   succeeds without running anything after fake_launches_succeed(1); one beyond the limits is
+   refused with CUDA_ERROR_INVALID_VALUE (1), as the real driver refuses it. */
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared, void *stream, void **params, void **extra) {
   struct fake_module *mod = f;
   if (!mod || !mod->live) return 400; /* CUDA_ERROR_INVALID_HANDLE: an unloaded module */
   __atomic_store_n(&mod->launched, 1, __ATOMIC_SEQ_CST);
-  int ok = gx >= 1 && gy == 1 && gz == 1 && bx == 256 && by == 1 && bz == 1 && shared == 0
-           && stream == &stream_token && params != 0 && params[0] != 0 && extra == 0;
-  return ok ? 700 : 1;
+  const unsigned long long threads = (unsigned long long)bx * by * bz;
+  int within = gx >= 1 && gy >= 1 && gz >= 1 && bx >= 1 && by >= 1 && bz >= 1
+               && gx <= enforced[0] && gy <= enforced[1] && gz <= enforced[2]
+               && bx <= enforced[3] && by <= enforced[4] && bz <= enforced[5] && threads <= enforced[6]
+               && shared <= enforced[7];
+  int consistent = stream == &stream_token && params != 0 && params[0] != 0 && extra == 0;
+  int rc = !within || !consistent ? 1 : succeed ? 0 : 700;
+  int i = __atomic_fetch_add(&launches, 1, __ATOMIC_SEQ_CST);
+  if (i < LOG) {
+    struct fake_launch *l = &launch_log[i];
+    unsigned long long v[8] = {gx, gy, gz, bx, by, bz, shared, (unsigned long long)rc};
+    for (int k = 0; k < 8; ++k) l->v[k] = v[k];
+    for (int k = 0; k < record_params && params; ++k) memcpy(&l->v[8 + k], params[k], 8);
+    memcpy(l->name, mod->name, 64);
+  }
+  return rc;
 }
 "#;
 
@@ -230,6 +281,103 @@ pub fn fake_counter(name: &str) -> i32 {
         f()
     }
 }
+
+/// One launch the fake driver logged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FakeLaunch {
+    /// The kernel's entry point.
+    pub name: String,
+    /// Blocks along x, y, z.
+    pub grid: [u32; 3],
+    /// Threads of a block along x, y, z.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, in bytes.
+    pub shared: u32,
+    /// What the fake returned (0, 700, or 1 when beyond the limits).
+    pub rc: i32,
+    /// The first 8 bytes of the first parameters ([`fake_record_params`] of them).
+    pub params: Vec<u64>,
+}
+
+impl FakeLaunch {
+    /// Parameter `i` as the u32 the kernel reads.
+    pub fn u32_param(&self, i: usize) -> u32 {
+        self.params[i] as u32
+    }
+}
+
+/// The fake driver's `libcuda.so.1`, already loaded in the child (the backend loaded it).
+fn fake_lib() -> libloading::Library {
+    // SAFETY: loading an already loaded library runs no initialisers again.
+    unsafe { libloading::Library::new("libcuda.so.1").expect("the fake driver") }
+}
+
+/// Clears the fake driver's launch log, in the child.
+pub fn fake_launch_reset() {
+    // SAFETY: `void f(void)` of the fake.
+    unsafe { fake_lib().get::<unsafe extern "C" fn()>(b"fake_launch_reset\0").unwrap()() }
+}
+
+/// Makes the fake driver record the first `n` (at most 8) parameters of each launch.
+pub fn fake_record_params(n: i32) {
+    // SAFETY: `void f(int)` of the fake.
+    unsafe { fake_lib().get::<unsafe extern "C" fn(i32)>(b"fake_record_params\0").unwrap()(n) }
+}
+
+/// Makes consistent launches succeed (without running) instead of faulting, or fault again.
+pub fn fake_launches_succeed(on: bool) {
+    // SAFETY: `void f(int)` of the fake.
+    unsafe { fake_lib().get::<unsafe extern "C" fn(i32)>(b"fake_launches_succeed\0").unwrap()(on as i32) }
+}
+
+/// Every launch the fake driver logged since the last [`fake_launch_reset`].
+pub fn fake_launches() -> Vec<FakeLaunch> {
+    let lib = fake_lib();
+    // SAFETY: the fake's log readers: `int f(void)`, `unsigned long long f(int, int)` and
+    // `const char *f(int)` returning a NUL-terminated name inside the log.
+    unsafe {
+        let count = lib.get::<unsafe extern "C" fn() -> i32>(b"fake_launch_count\0").unwrap()();
+        assert!(count <= 65536, "the fake's launch log overflowed ({count} launches)");
+        let field = lib.get::<unsafe extern "C" fn(i32, i32) -> u64>(b"fake_launch_field\0").unwrap();
+        let name = lib.get::<unsafe extern "C" fn(i32) -> *const std::ffi::c_char>(b"fake_launch_name\0").unwrap();
+        (0..count)
+            .map(|i| {
+                let f = |k: i32| field(i, k);
+                FakeLaunch {
+                    name: std::ffi::CStr::from_ptr(name(i)).to_string_lossy().into_owned(),
+                    grid: [f(0) as u32, f(1) as u32, f(2) as u32],
+                    block: [f(3) as u32, f(4) as u32, f(5) as u32],
+                    shared: f(6) as u32,
+                    rc: f(7) as i32,
+                    params: (8..16).map(f).collect(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The fake driver's source with other launch limits (in attribute order: grid x, y, z;
+/// block x, y, z; threads per block; shared bytes): `reported` by `cuDeviceGetAttribute`,
+/// `enforced` by `cuLaunchKernel`.
+pub fn driver_with_limits(reported: [u32; 8], enforced: [u32; 8]) -> String {
+    const CUDA: &str = "{2147483647u, 65535u, 65535u, 1024u, 1024u, 64u, 1024u, 49152u};";
+    let list = |l: [u32; 8]| format!("{{{}}};", l.map(|v| format!("{v}u")).join(", "));
+    let source = FAKE_DRIVER
+        .replace(&format!("reported[8] = {CUDA}"), &format!("reported[8] = {}", list(reported)))
+        .replace(&format!("enforced[8] = {CUDA}"), &format!("enforced[8] = {}", list(enforced)));
+    for (name, l) in [("reported", reported), ("enforced", enforced)] {
+        assert!(source.contains(&format!("{name}[8] = {}", list(l))), "the fake driver has no {name} limits");
+    }
+    source
+}
+
+/// [`run_against_fake_driver`] with the driver built from `source` (see [`driver_with_limits`]).
+pub fn run_against_driver_source(test: &str, check: fn(), source: &str) {
+    run_against(test, check, source);
+}
+
+/// CUDA's launch limits, in the fake's attribute order.
+pub const CUDA_LIMITS: [u32; 8] = [2147483647, 65535, 65535, 1024, 1024, 64, 1024, 49152];
 
 /// Reads argument `i` of the fake cuBLAS's last `cublasGemmStridedBatchedEx` call (see
 /// `FAKE_CUBLAS`), in the child, where the fake is the cuBLAS the backend loaded.
