@@ -35,7 +35,7 @@ rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/tests"
 # target/ is shared: another build may replace target/release/polycompute with other features,
 # so copy it at once (and check below that it has the CUDA backend in it).
-cargo build --release --features "$features" --bin polycompute >&2
+cargo build --release -p polycompute-cli --features "$features" --bin polycompute >&2
 cp "$target_dir/release/polycompute" "$bundle/bin/polycompute"
 cargo build --release -p polycompute-cuda --example cuda_figures >&2
 cp "$target_dir/release/examples/cuda_figures" "$bundle/bin/cuda_figures"

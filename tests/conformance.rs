@@ -187,6 +187,15 @@ fn main() {
             trials.push(device_trial(*kind, devices.clone(), shared.clone(), unsupported.clone()));
         }
     }
+    // The size tier's larger variant, on request: compared with the reference, no golden.
+    if std::env::var("POLYCOMPUTE_SIZE_TIER").is_ok_and(|v| v == "large") {
+        for case in polycompute::conformance::corpus_large() {
+            let shared = Arc::new(Shared { case, prepared: Mutex::new(None), users: AtomicUsize::new(backends.len()) });
+            for (kind, devices) in &backends {
+                trials.push(device_trial(*kind, devices.clone(), shared.clone(), unsupported.clone()));
+            }
+        }
+    }
     let conclusion = libtest_mimic::run(&args, trials);
     let n = unsupported.load(Ordering::Relaxed);
     if n > 0 {

@@ -42,6 +42,8 @@ pub(crate) struct BufferPool {
     free: Mutex<Free>,
     /// Most bytes kept in free lists; past it, freed buffers are destroyed.
     cap: u64,
+    /// On a GL adapter, held around every use of the device (see [`BufferPool::serialize`]).
+    gl_serial: Option<parking_lot::ReentrantMutex<()>>,
 }
 
 #[derive(Default)]
@@ -51,9 +53,26 @@ struct Free {
 }
 
 impl BufferPool {
-    pub(crate) fn new(device: wgpu::Device, device_id: DeviceId, limits: MemLimits) -> Arc<BufferPool> {
+    /// The pool of `device`; `gl` when the adapter is wgpu's GL backend (its calls are then
+    /// serialized, see [`BufferPool::serialize`]).
+    pub(crate) fn new(device: wgpu::Device, device_id: DeviceId, limits: MemLimits, gl: bool) -> Arc<BufferPool> {
         let cap = (limits.max_buffer / 2).clamp(64 << 20, 1 << 30);
-        Arc::new(BufferPool { device, device_id, limits, free: Mutex::default(), cap })
+        let gl_serial = gl.then(|| parking_lot::ReentrantMutex::new(()));
+        Arc::new(BufferPool { device, device_id, limits, free: Mutex::default(), cap, gl_serial })
+    }
+
+    /// On a GL adapter, a guard that one thread at a time holds while it uses the device.
+    ///
+    /// wgpu's GL backend has one context per device, taken for each GL call under a lock that
+    /// panics after waiting 1 s ("Could not lock adapter context. This is most-likely a
+    /// deadlock."). On llvmpipe one dispatch or readback of a large op holds it for longer,
+    /// so another thread's op on the same device panicked inside wgpu (the conformance
+    /// suite's size tier, run on parallel threads, hit it three times in 126 trials). Every
+    /// entry point of the device (upload, download, an op, synchronize) and every buffer
+    /// destruction holds this guard (reentrant: an op allocates and frees inside it), so a
+    /// second thread waits here, without a time limit, instead. Other backends: no guard.
+    pub(crate) fn serialize(&self) -> Option<parking_lot::ReentrantMutexGuard<'_, ()>> {
+        self.gl_serial.as_ref().map(|m| m.lock())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Free> {
@@ -135,6 +154,7 @@ impl BufferPool {
         let mut free = self.lock();
         if free.bytes + size > self.cap {
             drop(free);
+            let _gl = self.serialize();
             buf.destroy();
             return;
         }
@@ -145,6 +165,7 @@ impl BufferPool {
     /// Destroys every free buffer.
     pub(crate) fn trim(&self) {
         let lists = std::mem::take(&mut *self.lock());
+        let _gl = self.serialize();
         for buf in lists.lists.into_values().flatten() {
             buf.destroy();
         }

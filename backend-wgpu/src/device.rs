@@ -99,7 +99,8 @@ impl WgpuDevice {
             });
         }
         let mem = MemLimits { max_buffer: limits.max_buffer_size, max_binding: limits.max_storage_buffer_binding_size };
-        let pool = BufferPool::new(device.clone(), id, mem);
+        let gl = adapter.get_info().backend == wgpu::Backend::Gl;
+        let pool = BufferPool::new(device.clone(), id, mem, gl);
         tracing::debug!("opened {id}: {} (f64: {has_f64})", info.name);
         Ok(WgpuDevice {
             info,
@@ -337,6 +338,7 @@ impl BackendDevice for WgpuDevice {
     }
 
     fn upload(&self, data: HostSlice<'_>) -> Result<WgpuBuffer> {
+        let _gl = self.pool.serialize();
         self.sink.check(self.id)?;
         let bytes: &[u8] = match data {
             HostSlice::F32(s) => bytemuck::cast_slice(s),
@@ -364,16 +366,19 @@ impl BackendDevice for WgpuDevice {
     }
 
     fn download(&self, buffer: &WgpuBuffer) -> Result<HostVec> {
+        let _gl = self.pool.serialize();
         let bytes = self.read_bytes(buffer)?;
         Ok(host_vec(buffer.dtype(), &bytes))
     }
 
     fn execute(&self, op: &Op, inputs: &[&WgpuBuffer]) -> Result<WgpuBuffer> {
+        let _gl = self.pool.serialize();
         self.sink.check(self.id)?;
         crate::ops::execute(self, op, inputs)
     }
 
     fn synchronize(&self) -> Result<()> {
+        let _gl = self.pool.serialize();
         self.wait()
     }
 }

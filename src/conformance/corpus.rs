@@ -311,6 +311,21 @@ pub fn corpus() -> Vec<Case> {
     super::corpus_views::add_all(&mut |name, op, dtype, compute, inputs, tol| {
         c.add(name, op, dtype, compute, inputs, tol)
     });
+    super::corpus_sizes::add_all(&mut |name, op, dtype, compute, inputs, tol| {
+        c.add(name, op, dtype, compute, inputs, tol)
+    });
+    c.0
+}
+
+/// The size tier's larger variant: cases past each limit by far more than [`corpus`]'s own
+/// size tier (minutes on a software adapter), run by `tests/conformance.rs` when
+/// `POLYCOMPUTE_SIZE_TIER=large`. They have no golden snapshot: each device is compared with
+/// the reference.
+pub fn corpus_large() -> Vec<Case> {
+    let mut c = Corpus(Vec::new());
+    super::corpus_sizes::add_large(&mut |name, op, dtype, compute, inputs, tol| {
+        c.add(name, op, dtype, compute, inputs, tol)
+    });
     c.0
 }
 

@@ -1,4 +1,4 @@
-//! The corpus cases of issue 14: maps over views, concat, take, take_along_axis,
+//! The corpus cases of the views and data movement: maps over views, concat, take, take_along_axis,
 //! scatter_add, pad, cumsum/cumprod, sort/argsort and topk, for every dtype, over edge
 //! shapes (empty, one element, sizes around 64/256/1024 multiples, negative-step views,
 //! indices at both ends of the axis).

@@ -5,6 +5,7 @@
 //! ([`runner`]). `docs/conformance.md` explains the choices.
 
 pub mod corpus;
+mod corpus_sizes;
 mod corpus_views;
 pub mod golden;
 pub mod inputs;
@@ -15,7 +16,7 @@ pub mod runner;
 pub mod scalar;
 pub mod tolerance;
 
-pub use corpus::{corpus, Case, CaseOp};
+pub use corpus::{corpus, corpus_large, Case, CaseOp};
 pub use reference::Reference;
 pub use runner::{run_case, Outcome, Status};
 pub use tolerance::Tolerance;

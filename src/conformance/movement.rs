@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use polycompute_core::{BinaryOp, DType, HostVec, Layout, Program, Scalar, ScanKind};
 
-use super::reference::{accurate_sum, Input, Reference};
+use super::reference::{accurate_sum, AccurateSum, Input, Reference};
 use super::scalar::{self, get, Builder};
 use super::tolerance::{self, ErrorBound};
 
@@ -184,19 +184,25 @@ pub fn scan(a: &Input, kind: ScanKind, axis: usize) -> Result<Reference, String>
     for o in 0..outer {
         for i in 0..inner {
             let at = |k: usize| (o * n + k) * inner + i;
-            let lane: Vec<Scalar> = (0..n).map(|k| get(&a.1, at(k))).collect();
+            // One pass per lane: each prefix's value is the previous prefix's, one element on
+            // (every accumulation below is a left fold, so this equals folding each prefix anew).
+            let mut sum = AccurateSum::default();
+            let mut product = 1.0f64;
+            let mut run: Option<Scalar> = None;
             for k in 0..n {
-                let prefix = &lane[..=k];
+                let x = get(&a.1, at(k));
                 let (v, b) = match (kind, dtype.is_float()) {
                     (ScanKind::Sum, true) => {
-                        let (s, abs) = accurate_sum(prefix.iter().map(|x| x.to_f64()));
+                        sum.push(x.to_f64());
+                        let (s, abs) = sum.value();
                         (
                             scalar::float(dtype, s),
                             ErrorBound { limit: tolerance::scan_bound(k + 1, abs, dtype), magnitude: abs },
                         )
                     }
                     (ScanKind::Prod, true) => {
-                        let p: f64 = prefix.iter().map(|x| x.to_f64()).product();
+                        product *= x.to_f64();
+                        let p = product;
                         (
                             scalar::float(dtype, p),
                             ErrorBound { limit: tolerance::prod_bound(k + 1, p, dtype), magnitude: p.abs() },
@@ -204,7 +210,8 @@ pub fn scan(a: &Input, kind: ScanKind, axis: usize) -> Result<Reference, String>
                     }
                     (kind, false) => {
                         let op = if kind == ScanKind::Sum { BinaryOp::Add } else { BinaryOp::Mul };
-                        let v = prefix[1..].iter().fold(prefix[0], |acc, &x| scalar::binary(op, acc, x));
+                        let v = run.map_or(x, |acc| scalar::binary(op, acc, x));
+                        run = Some(v);
                         (v, ErrorBound { limit: 0.0, magnitude: 0.0 })
                     }
                 };

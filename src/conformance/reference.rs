@@ -184,29 +184,51 @@ fn map(program: &Program, inputs: &[Input]) -> Result<Reference, String> {
 /// A float sum in f64 with Neumaier's compensation (error independent of the length), with
 /// IEEE's rules for NaN and infinities applied first; also returns the sum of magnitudes.
 pub fn accurate_sum(xs: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (mut sum, mut comp, mut abs) = (0.0f64, 0.0f64, 0.0f64);
-    let (mut nan, mut pos_inf, mut neg_inf) = (false, false, false);
-    for x in xs {
+    let mut acc = AccurateSum::default();
+    xs.for_each(|x| acc.push(x));
+    acc.value()
+}
+
+/// [`accurate_sum`] one element at a time: after each `push`, [`AccurateSum::value`] is
+/// exactly what `accurate_sum` gives for the elements so far (so a scan's reference is one
+/// pass, not one sum per prefix).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AccurateSum {
+    sum: f64,
+    comp: f64,
+    abs: f64,
+    nan: bool,
+    pos_inf: bool,
+    neg_inf: bool,
+}
+
+impl AccurateSum {
+    /// Adds `x`.
+    pub fn push(&mut self, x: f64) {
         if x.is_nan() {
-            nan = true;
+            self.nan = true;
         } else if x == f64::INFINITY {
-            pos_inf = true;
+            self.pos_inf = true;
         } else if x == f64::NEG_INFINITY {
-            neg_inf = true;
+            self.neg_inf = true;
         } else {
-            let t = sum + x;
-            comp += if sum.abs() >= x.abs() { (sum - t) + x } else { (x - t) + sum };
-            sum = t;
-            abs += x.abs();
+            let t = self.sum + x;
+            self.comp += if self.sum.abs() >= x.abs() { (self.sum - t) + x } else { (x - t) + self.sum };
+            self.sum = t;
+            self.abs += x.abs();
         }
     }
-    let value = match (nan || (pos_inf && neg_inf), pos_inf, neg_inf) {
-        (true, _, _) => f64::NAN,
-        (_, true, _) => f64::INFINITY,
-        (_, _, true) => f64::NEG_INFINITY,
-        _ => sum + comp,
-    };
-    (value, abs)
+
+    /// The sum so far and the sum of magnitudes.
+    pub fn value(&self) -> (f64, f64) {
+        let value = match (self.nan || (self.pos_inf && self.neg_inf), self.pos_inf, self.neg_inf) {
+            (true, _, _) => f64::NAN,
+            (_, true, _) => f64::INFINITY,
+            (_, _, true) => f64::NEG_INFINITY,
+            _ => self.sum + self.comp,
+        };
+        (value, self.abs)
+    }
 }
 
 fn reduce(kind: ReduceKind, axis: Option<usize>, dims: &[usize], v: &HostVec) -> Result<Reference, String> {
