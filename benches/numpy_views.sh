@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# polycompute's CPU sort, argsort, cumsum, take, concat and step-2 map (issue 14) beside numpy's,
+# polycompute's CPU sort, argsort, cumsum, take, concat and step-2 map beside numpy's,
 # in one command (2^24 f32 elements).
 #
 #   benches/numpy_views.sh [--check]     (--check: exit 1 when a target is missed)

@@ -14,7 +14,7 @@
 # conformance 1.5x, environment and probe 0.5x): environment, probe, the CUDA conformance
 # trials (POLYCOMPUTE_REQUIRE=cuda), the CUDA GPU tests, the demo (thread and process workers),
 # the figures (copy/map/sum GB/s, own/cuBLAS matmul), the bench, own-vs-cuBLAS bench figures,
-# the half-precision bench rows (issue 15);
+# the half-precision bench rows;
 # then, with GPU_RUN_WGPU=1, the wgpu set on the NVIDIA GPU through Vulkan (the loader packages
 # carried in gl/ are unpacked first). The whole run ends within GPU_RUN_BUDGET seconds (default
 # 400): a step starts only with at least GPU_RUN_MIN_STEP (45) seconds left, and its timeout is
@@ -175,7 +175,7 @@ step bench_matmul_own gpu 10 json -- env POLYCOMPUTE_CUDA_MATMUL=own \
     "$pc" bench --json --device cuda:0 --only matmul_f32_1024 --only matmul_f32_2048 "${quick[@]}"
 step bench_matmul_cublas gpu 10 json -- env POLYCOMPUTE_CUDA_MATMUL=cublas \
     "$pc" bench --json --device cuda:0 --only matmul_f32_1024 --only matmul_f32_2048 "${quick[@]}"
-# Half precision (issue 15): the rows this build's bench has of map_axpy_f16 and matmul_bf16_4096
+# Half precision: the rows this build's bench has of map_axpy_f16 and matmul_bf16_4096
 # (cuBLAS GemmEx by default), each beside its f32 row.
 step bench_half gpu 10 json -- bash -c 'rows=(); for r in map_axpy_f16 matmul_bf16_4096; do
         "$1" bench --help 2>&1 | grep -q "$r" && rows+=(--only "$r"); done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MPI pool's figures beside mpi4py.futures (issue 16), in one command: on 3 ranks
+# The MPI pool's figures beside mpi4py.futures, in one command: on 3 ranks
 # (rank 0 schedules, 2 worker ranks), shared memory only, each side run ROUNDS times
 # alternately (default 3); prints every run, then the medians and the ratios.
 #   scripts/mpi-bench.sh [ROUNDS] [--loaded]

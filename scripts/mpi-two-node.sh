@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A simulated two-node MPI run (issue 16): two "hosts", nodeA and nodeB, on this machine, and
+# A simulated two-node MPI run: two "hosts", nodeA and nodeB, on this machine, and
 # `mpirun` with a hostfile of the two names starting ranks on both, as on a cluster.
 #
 # Each host is a network namespace (its own interfaces: only loopback and one end of a veth

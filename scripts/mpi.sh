@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI for the pool on MPI worker ranks (feature `mpi`, issue 16): installs Open MPI and
+# CI for the pool on MPI worker ranks (feature `mpi`): installs Open MPI and
 # libclang (the `mpi` crate's bindgen) when missing, builds the MPI test with
 # `--features mpi`, and runs it under mpirun on 4 and on 2 ranks (the same seed must give
 # the same outputs: the digests are compared; shared arrays reach the ranks as data) and once

@@ -1,5 +1,5 @@
 //! Every way a caller can misuse the API is a typed error with a helpful message, never a
-//! panic (issue 2, "Bad input").
+//! panic (the "bad input" rule).
 
 use polycompute::{map, DType, Device, Error, Expr};
 

@@ -69,7 +69,7 @@ impl CpuDevice {
             Op::Transpose { shape, perm } => layout::transpose(data[0], shape, perm, pool),
             Op::Cast { to } => layout::cast(data[0], *to, pool),
             Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, device, pool),
-            // Views, data movement, scans and sorting (issue 14): `views/`.
+            // Views, data movement, scans and sorting: `views/`.
             Op::MapViews { program, inputs, shape } => {
                 crate::views::strided::map_views(program, inputs, shape, data, pool)
             }

@@ -10,7 +10,7 @@
 //! Against numpy/OpenBLAS (`benches/numpy_bench.sh`): the output used to be a fresh zeroed
 //! `Vec` of 4–16 MiB, paid in page faults and a zeroing pass on every call; it now goes into
 //! a block of the device's caching allocator, written once by `gemm` (`read_dst = false`).
-//! Since then polycompute measured 1.3–1.9× numpy at 1024³ and 2048³ (issue 17 had 0.91 at
+//! Since then polycompute measured 1.3–1.9× numpy at 1024³ and 2048³ (an earlier measurement had 0.91 at
 //! 2048³; a loaded machine, and not isolated from other changes). `gemm`'s AVX-512 kernels (feature
 //! `x86-v4`) measured no better than its AVX2 ones on this Zen 4 host (single-threaded
 //! 42–52 against 49–56 GFLOP/s at 1024³, noisy), so they stay off.
@@ -76,7 +76,7 @@ pub(crate) fn matmul(
     }
 }
 
-/// Halves (issue 15): both operands widened to f32 (exact), the f32 product (f32
+/// Halves: both operands widened to f32 (exact), the f32 product (f32
 /// accumulation), each output rounded once. The widening is O(n²) beside the O(n³) product.
 fn half_matmul<H: HalfNum>(a: &[H], b: &[H], d: Dims, pool: &Arc<Pool>) -> Result<Output> {
     let mut c = vec![0.0f32; d.batch * d.m * d.n];

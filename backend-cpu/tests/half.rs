@@ -1,4 +1,4 @@
-//! f16 and bf16 on the CPU (issue 15): every elementwise result is the f32 result rounded once
+//! f16 and bf16 on the CPU: every elementwise result is the f32 result rounded once
 //! to nearest even — checked against the `half` crate's own f32 conversions over every pair
 //! of specials — and the corners that rounding has: ties to even, overflow to Inf, the
 //! subnormals, NaN and -0.0. Sums, scans and matmul accumulate in f32 and round once.

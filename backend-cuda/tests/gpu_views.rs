@@ -1,4 +1,4 @@
-//! The ops of issue 14 on a real CUDA device (skipped, and saying so, where there is none,
+//! The view and data-movement ops on a real CUDA device (skipped, and saying so, where there is none,
 //! unless `POLYCOMPUTE_REQUIRE` lists `cuda`), compared with the CPU backend: the host
 //! emulation's cases, which a real grid runs with many threads (so races and atomics are
 //! exercised), and large ones (hundreds of thousands of elements per sorted row, chunked
@@ -31,6 +31,10 @@ fn issue_14_ops_agree_with_the_cpu_backend_on_the_device() {
             count += 1;
         }
     }
-    println!("{count} issue-14 cases on {} against the CPU backend, {} mismatches", cuda.info().name, failures.len());
+    println!(
+        "{count} view and data-movement cases on {} against the CPU backend, {} mismatches",
+        cuda.info().name,
+        failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
 }

@@ -1,4 +1,4 @@
-//! Runs the kernels of issue 14 (maps over views, concat, pad, take, take_along_axis,
+//! Runs the view and data-movement kernels (maps over views, concat, pad, take, take_along_axis,
 //! scatter_add, cumsum/cumprod, sort, argsort, topk) on the host: the generated CUDA C is
 //! compiled with the system C++ compiler (one thread per grid, so every grid-stride loop runs
 //! sequentially; `atomicAdd` becomes a plain add, `atomicCAS` a compare and store), launched with the same plans, parameters
@@ -244,6 +244,10 @@ fn view_movement_scan_and_sort_kernels_agree_with_the_cpu_backend() {
         failures.extend(compare(c, &got, want));
     }
     let _ = std::fs::remove_dir_all(&dir);
-    println!("{} issue-14 cases run on the host against the CPU backend, {} mismatches", all.len(), failures.len());
+    println!(
+        "{} view and data-movement cases run on the host against the CPU backend, {} mismatches",
+        all.len(),
+        failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
 }

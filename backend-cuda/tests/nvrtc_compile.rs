@@ -135,7 +135,7 @@ fn corpus() -> Vec<(String, Op, Vec<DType>)> {
     ops
 }
 
-/// The ops of issue 14 over `dt`: maps over views (negative, zero and offset strides), and
+/// The view and data-movement ops over `dt`: maps over views (negative, zero and offset strides), and
 /// every data-movement, scan and sort kernel.
 fn views_corpus(ops: &mut Vec<(String, Op, Vec<DType>)>, dt: DType) {
     let (x, y) = (Expr::arg(0), Expr::arg(1));

@@ -55,7 +55,7 @@ fn transposes_of_many_shapes_and_permutations() {
     assert_eq!(x.transpose().unwrap().to_vec().unwrap(), permute(&ints, &[20, 30], &[1, 0]));
     let d: Vec<f64> = (0..600).map(|i| i as f64 * 1.000_000_000_1).collect();
     let x = dev.from_slice(&d, &[30, 20]).unwrap();
-    // The transpose is a view (issue 14): the copy, and so the error, comes with to_vec.
+    // The transpose is a view: the copy, and so the error, comes with to_vec.
     match x.transpose().and_then(|t| t.to_vec()) {
         Ok(t) => assert_eq!(t, permute(&d, &[30, 20], &[1, 0])),
         Err(Error::Unsupported { dtype: DType::F64, .. }) => assert!(!common::has_f64(&dev)),

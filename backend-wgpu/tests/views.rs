@@ -1,4 +1,4 @@
-//! Views, data movement, scans and sorting (issue 14) on the wgpu device under test,
+//! Views, data movement, scans and sorting on the wgpu device under test,
 //! against host references written from numpy's rules (core/src/op.rs), sizes around the
 //! workgroup (256) and the sort's powers of two, every dtype, and the capability gap: f64
 //! arithmetic (scans, scatter_add) is a typed Unsupported on an adapter without

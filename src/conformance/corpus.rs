@@ -10,7 +10,7 @@ use polycompute_core::{
 
 use super::inputs::{specials_len, Gen};
 
-/// The dtypes the corpus covers: all of them, the halves (issue 15) included.
+/// The dtypes the corpus covers: all of them, the halves included.
 pub(crate) const DTYPES: [DType; 6] = DType::ALL;
 
 /// The float dtypes, for the float-only cases (matmul, normal fill, fused maps).

@@ -1,4 +1,4 @@
-//! The f64 reference of the ops of issue 14 — views, data movement, scans, sorting —
+//! The f64 reference of the view and data-movement ops — views, data movement, scans, sorting —
 //! element at a time from numpy's rules (as `polycompute_core::op` states them), written
 //! independently of the CPU backend: explicit multi-indices, a comparison sort with numpy's
 //! comparator, compensated prefix sums.

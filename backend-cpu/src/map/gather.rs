@@ -8,7 +8,7 @@ use polycompute_core::{Layout, Shape};
 /// the input's strides along them, coalesced for this input alone (so its runs along the
 /// last axis are as long as they can be).
 ///
-/// Also a view's input (`Op::MapViews`, issue 14): then the strides are signed (flips,
+/// Also a view's input (`Op::MapViews`): then the strides are signed (flips,
 /// negative steps) and the walk starts at the view's offset into its buffer.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Gather {

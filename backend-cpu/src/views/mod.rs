@@ -1,4 +1,4 @@
-//! The ops of issue 14 on the CPU: strided map inputs ([`strided`]), concatenation and
+//! The view and data-movement ops on the CPU: strided map inputs ([`strided`]), concatenation and
 //! padding ([`concat`]), indexing ([`index`]), scans ([`scan`]) and sorting ([`sort`]).
 //! Kept apart from `device.rs` so its match stays small. Every op here works along one
 //! axis of a row-major array, seen as `[outer, n, inner]` ([`Axis`]).

@@ -16,7 +16,7 @@ pub const NAMES: [&str; 18] = [
     "uniform_f32",
     "normal_f32",
     "map_small_f32",
-    // Issue 14 (see `views.rs`).
+    // Views and data movement (see `views.rs`).
     "sort_f32",
     "argsort_f32",
     "cumsum_f32",
@@ -24,7 +24,7 @@ pub const NAMES: [&str; 18] = [
     "concat_f32",
     "map_step2_f32",
     "matmul_t_f32_1024",
-    // Issue 15 (see `half.rs`).
+    // Half precision (see `half.rs`).
     "map_axpy_f16",
     "map_axpy_bf16",
     "matmul_f16_1024",

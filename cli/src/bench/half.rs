@@ -1,4 +1,4 @@
-//! The half-precision rows of issue 15, each against polycompute's own f32 figure in the same
+//! The half-precision rows, each against polycompute's own f32 figure in the same
 //! run (interleaved repetitions), so the ratio reads as "what half precision buys here":
 //! - `map_axpy_f16`, `map_axpy_bf16`: `y = a*x + y` over the stream length, in millions of
 //!   elements per second (GB/s = Melem/s × 6 / 1000 for half, × 12 / 1000 for f32) against

@@ -1,4 +1,4 @@
-//! The benchmarks of issue 14: sort, stable argsort, cumsum, take with random indices,
+//! The view and data-movement benchmarks: sort, stable argsort, cumsum, take with random indices,
 //! concat of two halves (against the copy bandwidth) and a map over a step-2 slice
 //! (against the same map over a contiguous array of as many elements), and a matmul of a
 //! transposed view (against the same matmul of contiguous operands). Each is checked
