@@ -15,7 +15,7 @@ pub struct Args {
     json: bool,
 }
 
-/// Runs `probe`: prints what [`polycompute::probe`] found.
+/// Runs `probe`: prints what [`polycompute::probe()`] found.
 pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let probe = polycompute::probe();
     let libraries = cuda_libraries();
