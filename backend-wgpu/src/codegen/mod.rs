@@ -14,6 +14,7 @@ pub(crate) mod matmul;
 pub(crate) mod movement;
 pub(crate) mod radix;
 pub(crate) mod reduce;
+pub(crate) mod scan;
 pub(crate) mod semantics;
 pub(crate) mod shaders;
 pub(crate) mod sort;

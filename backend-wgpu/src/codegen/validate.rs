@@ -129,10 +129,7 @@ fn every_movement_scan_and_sort_kernel() {
     for d in kernel_dtypes() {
         for product in [false, true] {
             for serial in [false, true] {
-                check(
-                    &format!("scan {d} product={product} serial={serial}"),
-                    &super::movement::scan(d, product, serial),
-                );
+                check(&format!("scan {d} product={product} serial={serial}"), &super::scan::scan(d, product, serial));
             }
         }
         check(&format!("sort init {d}"), &super::sort::init(d));

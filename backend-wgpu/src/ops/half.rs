@@ -21,7 +21,7 @@ use std::sync::Arc;
 use polycompute_core::expr::Program;
 use polycompute_core::{DType, DeviceBuffer, Fill, Layout, Op, Result, Scalar, Shape};
 
-use super::{groups, layout, map, matmul, movement, reduce, sort, views};
+use super::{groups, layout, map, matmul, movement, reduce, scan, sort, views};
 use crate::buffer::WgpuBuffer;
 use crate::codegen::{fill as fill_gen, half as gen, WG};
 use crate::device::{Launch, WgpuDevice};
@@ -72,7 +72,7 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Opti
         }
         // An f32 running value, each output rounded once from it (as the CPU).
         Op::Scan { kind, axis, shape } => in_f32(dev, inputs[0], dtype, |x| {
-            movement::scan(dev, *kind == polycompute_core::ScanKind::Prod, *axis, shape, x)
+            scan::scan(dev, *kind == polycompute_core::ScanKind::Prod, *axis, shape, x)
         }),
         Op::ScatterAdd { axis, shape, indices } => {
             let vals = map::cast(dev, inputs[2], DType::F32);

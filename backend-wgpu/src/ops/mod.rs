@@ -7,6 +7,7 @@ mod map;
 mod matmul;
 mod movement;
 mod reduce;
+mod scan;
 mod sort;
 mod views;
 
@@ -39,7 +40,7 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Resu
         }
         Op::ScatterAdd { axis, shape, indices } => movement::scatter_add(dev, *axis, shape, indices, inputs),
         Op::Pad { shape, widths, value } => movement::pad(dev, shape, widths, *value, inputs[0]),
-        Op::Scan { kind, axis, shape } => movement::scan(dev, *kind == ScanKind::Prod, *axis, shape, inputs[0]),
+        Op::Scan { kind, axis, shape } => scan::scan(dev, *kind == ScanKind::Prod, *axis, shape, inputs[0]),
         Op::Sort { axis, shape } => sort::run(dev, *axis, shape, sort::Output::Values, inputs[0]),
         Op::Argsort { axis, shape } => sort::run(dev, *axis, shape, sort::Output::Indices, inputs[0]),
         Op::TopK { k, axis, shape } => sort::run(dev, *axis, shape, sort::Output::Top(*k), inputs[0]),
