@@ -76,7 +76,7 @@ for line in sys.stdin:
 bin="${POLYCOMPUTE_BIN:-}"
 if [[ -z "$bin" ]]; then
     # A private copy: the uplifted binary may be replaced by another build meanwhile.
-    cp "$(artifact polycompute build -p polycompute-cli)" "$tmp/polycompute"
+    cp "$(artifact polycompute build -p polycompute-cli --features mpi-fake-gpus)" "$tmp/polycompute"
     bin="$tmp/polycompute"
 fi
 test_exe="${MPI_TEST_EXE:-}"

@@ -26,13 +26,19 @@ pub(crate) fn for_local_rank(local_rank: usize) -> DeviceId {
     DeviceId::new(BackendKind::Cpu, 0)
 }
 
-/// For tests of the rule on machines without GPUs (`scripts/mpi-two-node.sh`): the node's
-/// CUDA GPU count, instead of asking the backends. Only the device a rank reports changes (as
-/// `probe` shows it); a pool on such a rank would fail to open a GPU that is not there.
-const FAKE_GPUS: &str = "POLYCOMPUTE_MPI_FAKE_GPUS";
-
+/// For tests of the rule on machines without GPUs (`scripts/mpi-two-node.sh`), compiled in
+/// only with the test feature `mpi-fake-gpus`: the node's CUDA GPU count, instead of asking
+/// the backends. Only the device a rank reports changes (as `probe` shows it); a pool on such
+/// a rank would fail to open a GPU that is not there.
+#[cfg(feature = "mpi-fake-gpus")]
 fn fake_gpus() -> Option<usize> {
-    std::env::var(FAKE_GPUS).ok()?.trim().parse().ok()
+    std::env::var("POLYCOMPUTE_MPI_FAKE_GPUS").ok()?.trim().parse().ok()
+}
+
+/// Without the test feature: the backends are always asked.
+#[cfg(not(feature = "mpi-fake-gpus"))]
+fn fake_gpus() -> Option<usize> {
+    None
 }
 
 /// The rule itself: one visible GPU is everyone's; otherwise local rank modulo the count.
