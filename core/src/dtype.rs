@@ -40,17 +40,27 @@ impl DType {
 
     /// True for F32, F64, F16 and BF16.
     pub const fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+        match self {
+            DType::F32 | DType::F64 | DType::F16 | DType::BF16 => true,
+            DType::I32 | DType::U32 => false,
+        }
     }
 
     /// True for the 16-bit floats F16 and BF16 (stored in 2 bytes, computed in f32).
     pub const fn is_half(self) -> bool {
-        matches!(self, DType::F16 | DType::BF16)
+        match self {
+            DType::F16 | DType::BF16 => true,
+            DType::F32 | DType::F64 | DType::I32 | DType::U32 => false,
+        }
     }
 
     /// True for I32 and U32.
     pub const fn is_int(self) -> bool {
-        !self.is_float()
+        // Every dtype listed: a new one must say which it is.
+        match self {
+            DType::I32 | DType::U32 => true,
+            DType::F32 | DType::F64 | DType::F16 | DType::BF16 => false,
+        }
     }
 
     /// The lower-case name used in docs, the CLI and JSON (`f32`, `i32`, ...).

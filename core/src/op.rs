@@ -331,19 +331,38 @@ impl Op {
         }
     }
 
-    /// Checks the op against its inputs (dtype and shape of each) and returns the output's
-    /// dtype and shape. Every way a caller can get an op wrong is an [`Error`] here, so
-    /// backends never see an invalid op.
-    pub fn output(&self, inputs: &[(DType, &Shape)]) -> Result<(DType, Shape)> {
-        let arity = match self {
+    /// How many input buffers the op takes. Every variant is listed (no default arm), so a
+    /// new op does not compile until it says.
+    ///
+    /// ```
+    /// use polycompute_core::Op;
+    /// assert_eq!(Op::Copy.arity(), 1);
+    /// ```
+    pub fn arity(&self) -> usize {
+        match self {
             Op::Map { input_shapes, .. } => input_shapes.len(),
             Op::MapViews { inputs, .. } => inputs.len(),
             Op::Concat { shapes, .. } => shapes.len(),
             Op::Matmul { .. } | Op::Take { .. } | Op::TakeAlongAxis { .. } => 2,
             Op::ScatterAdd { .. } => 3,
             Op::Fill { .. } => 0,
-            _ => 1,
-        };
+            Op::Reduce { .. }
+            | Op::Copy
+            | Op::Transpose { .. }
+            | Op::Cast { .. }
+            | Op::Pad { .. }
+            | Op::Scan { .. }
+            | Op::Sort { .. }
+            | Op::Argsort { .. }
+            | Op::TopK { .. } => 1,
+        }
+    }
+
+    /// Checks the op against its inputs (dtype and shape of each) and returns the output's
+    /// dtype and shape. Every way a caller can get an op wrong is an [`Error`] here, so
+    /// backends never see an invalid op.
+    pub fn output(&self, inputs: &[(DType, &Shape)]) -> Result<(DType, Shape)> {
+        let arity = self.arity();
         if inputs.len() != arity {
             return Err(Error::InvalidShape(format!("{} takes {arity} input(s), got {}", self.name(), inputs.len())));
         }

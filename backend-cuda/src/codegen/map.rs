@@ -233,14 +233,50 @@ fn source(signature: &MapSignature, views: bool) -> Kernel {
     Kernel::new(key, "pc_map", &s)
 }
 
-/// The prelude function of a unary op.
+/// The prelude function of a unary op (`codegen/cuda/semantics.cuh`). Matched, not built
+/// from the op's name: a new op does not compile until its CUDA function is named here.
 pub fn unary_fn(op: UnaryOp) -> String {
-    format!("pc_{}", op.name())
+    let name = match op {
+        UnaryOp::Neg => "pc_neg",
+        UnaryOp::Abs => "pc_abs",
+        UnaryOp::Sqrt => "pc_sqrt",
+        UnaryOp::Recip => "pc_recip",
+        UnaryOp::Exp => "pc_exp",
+        UnaryOp::Ln => "pc_ln",
+        UnaryOp::Sin => "pc_sin",
+        UnaryOp::Cos => "pc_cos",
+        UnaryOp::Tan => "pc_tan",
+        UnaryOp::Tanh => "pc_tanh",
+        UnaryOp::Floor => "pc_floor",
+        UnaryOp::Ceil => "pc_ceil",
+        UnaryOp::Round => "pc_round",
+    };
+    name.to_string()
 }
 
-/// The prelude function of a binary op.
+/// The prelude function of a binary op (`codegen/cuda/semantics.cuh`), matched as
+/// [`unary_fn`] is.
 pub fn binary_fn(op: BinaryOp) -> String {
-    format!("pc_{}", op.name())
+    let name = match op {
+        BinaryOp::Add => "pc_add",
+        BinaryOp::Sub => "pc_sub",
+        BinaryOp::Mul => "pc_mul",
+        BinaryOp::Div => "pc_div",
+        BinaryOp::Rem => "pc_rem",
+        BinaryOp::Pow => "pc_pow",
+        BinaryOp::Min => "pc_min",
+        BinaryOp::Max => "pc_max",
+        BinaryOp::Eq => "pc_eq",
+        BinaryOp::Ne => "pc_ne",
+        BinaryOp::Lt => "pc_lt",
+        BinaryOp::Le => "pc_le",
+        BinaryOp::Gt => "pc_gt",
+        BinaryOp::Ge => "pc_ge",
+        BinaryOp::And => "pc_and",
+        BinaryOp::Or => "pc_or",
+        BinaryOp::Xor => "pc_xor",
+    };
+    name.to_string()
 }
 
 #[cfg(test)]
