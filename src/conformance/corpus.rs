@@ -705,4 +705,56 @@ mod tests {
         }
         assert!(all.iter().any(|c| c.name == "matmul_f32_513x257x129"));
     }
+
+    /// The variant's number; every variant listed (no default arm), so a new op does not
+    /// compile until it is counted here, and the test below then wants a case of it.
+    fn variant(op: &Op) -> usize {
+        match op {
+            Op::Map { .. } => 0,
+            Op::MapViews { .. } => 1,
+            Op::Reduce { .. } => 2,
+            Op::Matmul { .. } => 3,
+            Op::Copy => 4,
+            Op::Transpose { .. } => 5,
+            Op::Cast { .. } => 6,
+            Op::Fill { .. } => 7,
+            Op::Concat { .. } => 8,
+            Op::Take { .. } => 9,
+            Op::TakeAlongAxis { .. } => 10,
+            Op::ScatterAdd { .. } => 11,
+            Op::Pad { .. } => 12,
+            Op::Scan { .. } => 13,
+            Op::Sort { .. } => 14,
+            Op::Argsort { .. } => 15,
+            Op::TopK { .. } => 16,
+        }
+    }
+
+    #[test]
+    fn every_op_variant_function_kind_and_dtype_has_cases() {
+        let all = corpus();
+        let mut seen = [false; 17];
+        for c in &all {
+            seen[variant(&c.op().unwrap())] = true;
+        }
+        let missing: Vec<usize> = (0..seen.len()).filter(|&v| !seen[v]).collect();
+        assert!(missing.is_empty(), "Op variants without a conformance case: {missing:?}");
+        let has_row = |op: &str, d: DType| all.iter().any(|c| c.op == op && c.dtype == d);
+        for d in DType::ALL {
+            assert!(all.iter().any(|c| c.dtype == d), "no case of {d}");
+            // Every elementwise function on every dtype it is defined for.
+            for f in UnaryOp::ALL.into_iter().filter(|f| !(f.float_only() && d.is_int())) {
+                assert!(has_row(f.name(), d), "no case of {} on {d}", f.name());
+            }
+            for f in BinaryOp::ALL.into_iter().filter(|f| !(f.int_only() && d.is_float())) {
+                assert!(has_row(binary_row(f), d), "no case of {} on {d}", f.name());
+            }
+            for k in ReduceKind::ALL {
+                assert!(has_row(k.name(), d), "no case of {} on {d}", k.name());
+            }
+            for k in ScanKind::ALL {
+                assert!(has_row(k.name(), d), "no case of {} on {d}", k.name());
+            }
+        }
+    }
 }

@@ -9,10 +9,10 @@ use super::{wgsl_type, Builder, KernelSource, WG};
 
 /// Words of one element of `dtype` (f64: 2).
 pub(crate) fn words(dtype: DType) -> usize {
-    if dtype == DType::F64 {
-        2
-    } else {
-        1
+    // Every dtype listed: a new one (an 8-byte integer, a 1-byte mask) must say.
+    match dtype {
+        DType::F64 => 2,
+        DType::F32 | DType::I32 | DType::U32 | DType::F16 | DType::BF16 => 1,
     }
 }
 

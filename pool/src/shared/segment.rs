@@ -75,10 +75,30 @@ fn kept() -> &'static Mutex<Vec<Arc<Segment>>> {
     KEPT.get_or_init(Default::default)
 }
 
+/// A segment header's dtype code: fixed numbers (a segment outlives the build that wrote it,
+/// and another process reads it), never a position in a list that may grow or be reordered.
 fn dtype_code(d: Option<DType>) -> u32 {
     match d {
-        Some(d) => DType::ALL.iter().position(|&x| x == d).map_or(u32::MAX, |i| i as u32),
+        Some(DType::F32) => 0,
+        Some(DType::F64) => 1,
+        Some(DType::I32) => 2,
+        Some(DType::U32) => 3,
+        Some(DType::F16) => 4,
+        Some(DType::BF16) => 5,
         None => BYTES,
+    }
+}
+
+/// The dtype of a header's code ([`dtype_code`]'s inverse); `None` for an unknown code.
+fn dtype_of_code(code: u32) -> Option<DType> {
+    match code {
+        0 => Some(DType::F32),
+        1 => Some(DType::F64),
+        2 => Some(DType::I32),
+        3 => Some(DType::U32),
+        4 => Some(DType::F16),
+        5 => Some(DType::BF16),
+        _ => None,
     }
 }
 
@@ -133,7 +153,7 @@ impl Header {
         let token = word(8..16);
         let dtype = match word(16..20) as u32 {
             BYTES => None,
-            code => Some(DType::ALL.get(code as usize).copied().ok_or("unknown dtype in the header")?),
+            code => Some(dtype_of_code(code).ok_or("unknown dtype in the header")?),
         };
         let data_bytes = word(24..32);
         if file_len.checked_sub(HEADER as u64) != Some(data_bytes) {
@@ -344,6 +364,18 @@ mod tests {
             let mode = std::fs::metadata(seg.path()).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, shm::MODE, "{dtype:?}: mode {mode:o}");
         }
+    }
+
+    #[test]
+    fn every_dtype_has_its_own_fixed_header_code() {
+        let codes: Vec<u32> = DType::ALL.iter().map(|&d| dtype_code(Some(d))).collect();
+        // The numbers segments already on disk carry: they must never change.
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
+        for &d in &DType::ALL {
+            assert_eq!(dtype_of_code(dtype_code(Some(d))), Some(d));
+        }
+        assert_eq!(dtype_of_code(BYTES), None);
+        assert_eq!(dtype_of_code(6), None);
     }
 
     #[test]
