@@ -427,7 +427,8 @@ fn random_fills_reproduce_philox() {
     // past the 132 · 32 · 256 threads of the backend's largest grid, so that it wraps too.
     let clamp2 = Limits { grid: [2, 65535, 65535], ..Limits::CUDA };
     let large = [(Fill::Uniform { seed }, DType::U32), (Fill::Normal { seed }, DType::F64)];
-    let runs: [(usize, Limits, &[(Fill, DType)]); 4] = [
+    type Fills<'a> = &'a [(Fill, DType)];
+    let runs: [(usize, Limits, Fills); 4] = [
         (1003, Limits::CUDA, &fills),
         (5003, clamp2, &fills),
         (4_400_000, Limits::CUDA, &large[..1]),
