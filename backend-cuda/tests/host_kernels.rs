@@ -1,14 +1,25 @@
 //! Runs the generated reduction and random-fill kernels on the host (compiled with the system
-//! C++ compiler; the grid is one thread, so block-level code runs sequentially and the warp
-//! shuffle step, a no-op for one thread, is taken out), through every reduction path (rows,
-//! segmented rows, columns, segmented columns, each with its second pass), and compares them
-//! with the CPU backend and with `polycompute_core::philox`.
+//! C++ compiler), through every reduction path (rows, segmented rows, columns, segmented
+//! columns, each with its second pass), and compares them with the CPU backend and with
+//! `polycompute_core::philox`.
+//!
+//! Every launch has the grid and block the backend computes (`polycompute_cuda::launch`:
+//! `reduce_rows`, `reduce_cols`, `strided_1d` for a device of 132 multiprocessors), once with
+//! CUDA's limits and once with limits that clamp the grid to 2 blocks (so the grid-stride
+//! loops take several trips). The column and fill kernels' threads never meet, so each of
+//! their threads runs in turn (`PC_LAUNCH`), blocks from the last to the first. The row
+//! kernels combine a block's lanes with warp shuffles and shared memory between barriers, so
+//! the threads of a block run in lock step (`PC_LAUNCH_SYNC`): each is a fiber
+//! (`ucontext`) of one host thread, switched out at every `__syncthreads` and shuffle until
+//! all of its block (or warp) has arrived; a barrier that never completes aborts the run.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use polycompute_core::{bf16, f16, philox, BackendKind, DType, Device, Fill, HostVec, Op, ReduceKind, Shape};
 use polycompute_cuda::codegen::{fill, reduce, Kernel};
+use polycompute_cuda::launch::{self, LaunchConfig, Limits};
 
 #[macro_use]
 mod common;
@@ -16,39 +27,152 @@ use common::{build_and_run, compiler, host_type};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
+#include <functional>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+"#,
+    r#"
 #define __shared__ static
-#define __syncthreads()
-static const pc_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-template <class T> static inline T __shfl_down_sync(unsigned, T v, int) { return v; }
+static pc_dim3 blockIdx, threadIdx, blockDim, gridDim;
+// Runs the kernel call on every thread of a grid of `gx` blocks of `bx` threads (along x),
+// one thread at a time, the blocks from the last to the first: for kernels without barriers.
+#define PC_LAUNCH(gx, bx, ...) do { \
+  gridDim = {gx, 1, 1}; blockDim = {bx, 1, 1}; \
+  for (unsigned pc_b = gx; pc_b-- > 0;) for (unsigned pc_t = 0; pc_t < bx; ++pc_t) { \
+    blockIdx = {pc_b, 0, 0}; threadIdx = {pc_t, 0, 0}; __VA_ARGS__; } } while (0)
+// Lock step: each thread of a block is a fiber; a barrier (0: the block's, 1 + w: warp w's)
+// switches back to the scheduler until all its threads have arrived.
+#define PC_MAX_THREADS 1024
+#define PC_STACK (64 * 1024)
+struct pc_bar { unsigned arrived, gen, size; };
+static pc_bar pc_bars[33];
+static ucontext_t pc_sched, pc_ctx[PC_MAX_THREADS];
+static bool pc_done[PC_MAX_THREADS];
+// The barrier each thread waits at, and its generation then (the scheduler skips a thread
+// until that barrier completes).
+static unsigned pc_wait_bar[PC_MAX_THREADS], pc_wait_gen[PC_MAX_THREADS];
+static unsigned pc_cur;
+static unsigned long pc_progress;
+static const std::function<void()> *pc_body;
+static void pc_wait(unsigned b) {
+  pc_bar &B = pc_bars[b];
+  ++pc_progress;
+  if (++B.arrived == B.size) { B.arrived = 0; ++B.gen; return; }
+  pc_wait_bar[pc_cur] = b; pc_wait_gen[pc_cur] = B.gen;
+  while (B.gen == pc_wait_gen[pc_cur]) swapcontext(&pc_ctx[pc_cur], &pc_sched);
+}
+#define __syncthreads() pc_wait(0)
+// A shuffle: each lane publishes its value, the warp meets, each lane reads lane + d, the
+// warp meets again (so no lane overwrites a value before it is read).
+static unsigned char pc_lanes[32][32][32];
+template <class T> static T __shfl_down_sync(unsigned, T v, int d) {
+  static_assert(sizeof(T) <= 32, "a lane's slot");
+  const unsigned w = threadIdx.x / 32, l = threadIdx.x % 32;
+  memcpy(pc_lanes[w][l], &v, sizeof(T));
+  pc_wait(1 + w);
+  T r = v;
+  if (l + d < 32 && 32 * w + l + d < blockDim.x) memcpy(&r, pc_lanes[w][l + d], sizeof(T));
+  pc_wait(1 + w);
+  return r;
+}
+static void pc_fiber() { (*pc_body)(); pc_done[pc_cur] = true; ++pc_progress; }
+static void pc_launch_sync(unsigned gx, unsigned bx, const std::function<void()> &body) {
+  static char *stacks = (char *)malloc((size_t)PC_MAX_THREADS * PC_STACK);
+  if (bx > PC_MAX_THREADS) exit(6);
+  gridDim = {gx, 1, 1}; blockDim = {bx, 1, 1}; pc_body = &body;
+  for (unsigned b = gx; b-- > 0;) {
+    blockIdx = {b, 0, 0};
+    pc_bars[0] = {0, 0, bx};
+    for (unsigned w = 0; w < (bx + 31) / 32; ++w) pc_bars[1 + w] = {0, 0, bx - 32 * w < 32 ? bx - 32 * w : 32};
+    for (unsigned t = 0; t < bx; ++t) {
+      getcontext(&pc_ctx[t]);
+      pc_ctx[t].uc_stack.ss_sp = stacks + (size_t)t * PC_STACK; pc_ctx[t].uc_stack.ss_size = PC_STACK;
+      pc_ctx[t].uc_link = &pc_sched;
+      makecontext(&pc_ctx[t], pc_fiber, 0);
+      pc_done[t] = false; pc_wait_bar[t] = 0; pc_wait_gen[t] = ~0u;
+    }
+    for (unsigned live = bx; live;) {
+      const unsigned long before = pc_progress;
+      live = 0;
+      for (unsigned t = 0; t < bx; ++t) {
+        if (pc_done[t] || pc_bars[pc_wait_bar[t]].gen == pc_wait_gen[t]) { live += !pc_done[t]; continue; }
+        pc_cur = t; threadIdx = {t, 0, 0};
+        swapcontext(&pc_sched, &pc_ctx[t]);
+        live += !pc_done[t];
+      }
+      if (live && pc_progress == before) { fprintf(stderr, "block %u: a barrier never completes\n", b); exit(7); }
+    }
+  }
+}
+#define PC_LAUNCH_SYNC(gx, bx, ...) pc_launch_sync(gx, bx, [&] { __VA_ARGS__; })
 "#
 );
+
+/// The multiprocessors of the emulated device (an H100's).
+const SMS: u32 = 132;
+
+/// The grid and block of a 1-D launch, checked to be one.
+fn grid_1d(c: LaunchConfig) -> (u32, u32) {
+    assert_eq!((c.grid[1], c.grid[2], c.block[1], c.block[2], c.shared), (1, 1, 1, 1, 0));
+    (c.grid[0], c.block[0])
+}
 
 /// A translation unit of kernels (each in its own namespace) and a main that runs them.
 struct Harness {
     dir: PathBuf,
     src: String,
     main: String,
-    count: usize,
+    /// Each kernel source's namespace.
+    namespaces: HashMap<String, String>,
+    /// The limits the launches are planned with.
+    limits: Limits,
+    /// Launches emitted, the most blocks of one, and those whose grid-stride loop wraps.
+    launches: usize,
+    max_grid: u32,
+    wrapped: usize,
 }
 
 impl Harness {
     fn new(name: &str) -> Harness {
         let dir = std::env::temp_dir().join(format!("polycompute-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        Harness { dir, src: SHIM.to_string(), main: String::from("int main() {\n"), count: 0 }
+        Harness {
+            dir,
+            src: SHIM.to_string(),
+            main: String::from("int main() {\n"),
+            namespaces: HashMap::new(),
+            limits: Limits::CUDA,
+            launches: 0,
+            max_grid: 0,
+            wrapped: 0,
+        }
     }
 
-    /// Adds a kernel; returns its namespace. One thread runs the block, so the warp shuffle
-    /// step (a no-op for a single lane) is removed.
+    /// The namespace of `k`'s source (added the first time it is asked for).
     fn kernel(&mut self, k: &Kernel) -> String {
-        let ns = format!("k{}", self.count);
-        self.count += 1;
-        let body = k.source.replace("extern \"C\" ", "").replace(
-            "for (int d = 16; d > 0; d >>= 1) a = pc_combine(a, pc_shfl(a, d));",
-            "/* one lane: no shuffle */",
-        );
-        let _ = writeln!(self.src, "namespace {ns} {{\n{body}\n}}");
+        if let Some(ns) = self.namespaces.get(&k.source) {
+            return ns.clone();
+        }
+        let ns = format!("k{}", self.namespaces.len());
+        let _ = writeln!(self.src, "namespace {ns} {{\n{}\n}}", k.source.replace("extern \"C\" ", ""));
+        self.namespaces.insert(k.source.clone(), ns.clone());
         ns
+    }
+
+    /// Appends to `m` a launch of `call` with `config`, whose kernel strides over `units`
+    /// (blocks when `sync`, the row kernels' units, else threads); `sync`: in lock step.
+    fn launch(&mut self, m: &mut String, config: LaunchConfig, units: u64, sync: bool, call: &str) {
+        let (g, b) = grid_1d(config);
+        self.launches += 1;
+        self.max_grid = self.max_grid.max(g);
+        if units > if sync { g as u64 } else { g as u64 * b as u64 } {
+            self.wrapped += 1;
+        }
+        let how = if sync { "PC_LAUNCH_SYNC" } else { "PC_LAUNCH" };
+        let _ = writeln!(m, "    {how}({g}u, {b}u, {call});");
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -141,36 +265,45 @@ fn emit_reduce(
     let output = h.path(&format!("out_{tag}.bin")).display().to_string();
     let acc = reduce::acc_bytes(kind, dt);
     let mut m = format!("  {{ const {in_t} *in = (const {in_t} *)pc_read(\"{input}\");\n    {out_t} *out = ({out_t} *)malloc({outputs} * sizeof({out_t}) + 1);\n");
+    let name = kind.name();
+    // The launches of `ops/reduce.rs`: the row kernels with `reduce_rows` over their (row,
+    // segment) blocks, the column kernels with `reduce_cols` over their (output, segment) threads.
+    let rows_launch = |h: &mut Harness, m: &mut String, blocks: usize, seg_len: usize, call: &str| {
+        let config = launch::reduce_rows(name, blocks as u64, reduce::row_block(seg_len), &h.limits).unwrap();
+        h.launch(m, config, blocks as u64, true, call);
+    };
     let second = |h: &mut Harness, m: &mut String, segs: usize| {
         let ns = h.kernel(&reduce::rows_kernel(kind, dt, reduce::Input::Partials, reduce::Output::Final));
-        let _ = writeln!(m, "    {ns}::pc_reduce(out, ({ns}::Acc *)part, {outputs}u, {segs}u, 1u, {segs}u, {count}u);");
+        let call = format!("{ns}::pc_reduce(out, ({ns}::Acc *)part, {outputs}u, {segs}u, 1u, {segs}u, {count}u)");
+        rows_launch(h, m, outputs, segs, &call);
     };
     match plan {
         reduce::ReducePlan::Rows { rows, r, segs: 1, seg_len } => {
             let ns = h.kernel(&reduce::rows_kernel(kind, dt, reduce::Input::Elements, reduce::Output::Final));
-            let _ = writeln!(m, "    {ns}::pc_reduce(out, in, {rows}u, {r}u, 1u, {seg_len}u, {count}u);");
+            let call = format!("{ns}::pc_reduce(out, in, {rows}u, {r}u, 1u, {seg_len}u, {count}u)");
+            rows_launch(h, &mut m, rows, seg_len, &call);
         }
         reduce::ReducePlan::Rows { rows, r, segs, seg_len } => {
             let ns = h.kernel(&reduce::rows_kernel(kind, dt, reduce::Input::Elements, reduce::Output::Partials));
             let _ = writeln!(m, "    void *part = malloc({} + 1);", rows * segs * acc);
-            let _ = writeln!(
-                m,
-                "    {ns}::pc_reduce(({ns}::Acc *)part, in, {rows}u, {r}u, {segs}u, {seg_len}u, {count}u);"
-            );
+            let call = format!("{ns}::pc_reduce(({ns}::Acc *)part, in, {rows}u, {r}u, {segs}u, {seg_len}u, {count}u)");
+            rows_launch(h, &mut m, rows * segs, seg_len, &call);
             second(h, &mut m, segs);
-        }
-        reduce::ReducePlan::Cols { outer, r, inner, segs: 1, seg_len } => {
-            let ns = h.kernel(&reduce::cols_kernel(kind, dt, reduce::Output::Final));
-            let _ = writeln!(m, "    {ns}::pc_reduce(out, in, {outer}u, {r}u, {inner}u, 1u, {seg_len}u, {count}u);");
         }
         reduce::ReducePlan::Cols { outer, r, inner, segs, seg_len } => {
-            let ns = h.kernel(&reduce::cols_kernel(kind, dt, reduce::Output::Partials));
-            let _ = writeln!(m, "    void *part = malloc({} + 1);", outputs * segs * acc);
-            let _ = writeln!(
-                m,
-                "    {ns}::pc_reduce(({ns}::Acc *)part, in, {outer}u, {r}u, {inner}u, {segs}u, {seg_len}u, {count}u);"
-            );
-            second(h, &mut m, segs);
+            let output = if segs == 1 { reduce::Output::Final } else { reduce::Output::Partials };
+            let ns = h.kernel(&reduce::cols_kernel(kind, dt, output));
+            let target = if segs == 1 { "out".to_string() } else { format!("({ns}::Acc *)part") };
+            if segs > 1 {
+                let _ = writeln!(m, "    void *part = malloc({} + 1);", outputs * segs * acc);
+            }
+            let call =
+                format!("{ns}::pc_reduce({target}, in, {outer}u, {r}u, {inner}u, {segs}u, {seg_len}u, {count}u)");
+            let config = launch::reduce_cols(name, (outputs * segs) as u64, &h.limits).unwrap();
+            h.launch(&mut m, config, (outputs * segs) as u64, false, &call);
+            if segs > 1 {
+                second(h, &mut m, segs);
+            }
         }
     }
     let _ = writeln!(m, "    pc_write(\"{output}\", out, {outputs} * sizeof({out_t}));\n  }}");
@@ -186,33 +319,51 @@ fn reductions_agree_with_the_cpu_backend_on_every_path() {
         return;
     };
     let cpu = Device::open(BackendKind::Cpu, 0).unwrap();
-    // (dims, axis, sms): rows; segmented rows; columns; segmented columns; empty axis.
-    let layouts: [(&[usize], Option<usize>, usize); 6] = [
+    // (dims, axis, sms): rows; segmented rows; columns; segmented columns; empty axis; many
+    // short rows (a block each); many columns (several blocks of threads).
+    let layouts: [(&[usize], Option<usize>, usize); 8] = [
         (&[6, 37], Some(1), 80),
         (&[20000], None, 1),
         (&[3, 9000, 1], Some(1), 1),
         (&[5, 40, 7], Some(1), 80),
         (&[2, 3000, 3], Some(1), 1),
         (&[3, 0, 2], Some(1), 1),
+        (&[70, 5], Some(1), 80),
+        (&[4, 3, 700], Some(1), 80),
     ];
     let mut h = Harness::new("host-reduce");
     let mut cases = Vec::new();
-    for dt in DType::ALL {
-        for (li, (dims, axis, sms)) in layouts.iter().enumerate() {
-            let len: usize = dims.iter().product();
-            let input = data(dt, len, (len > 10).then_some(len / 3));
-            for kind in ReduceKind::ALL {
-                let reduced = axis.map_or(len, |a| dims[a]);
-                if kind.needs_elements() && reduced == 0 {
+    let mut stats = Vec::new();
+    // The backend's grids (CUDA's limits), then grids clamped to 2 blocks.
+    for (run, limits) in [("real", Limits::CUDA), ("clamp2", Limits { grid: [2, 65535, 65535], ..Limits::CUDA })] {
+        h.limits = limits;
+        let before = (h.launches, h.wrapped);
+        h.max_grid = 0;
+        for dt in DType::ALL {
+            for (li, (dims, axis, sms)) in layouts.iter().enumerate() {
+                // The many short rows are there for the backend's grid of many blocks.
+                if run == "clamp2" && li == 6 {
                     continue;
                 }
-                let tag = format!("{dt}_{li}_{}", kind.name());
-                write_vec(&h.path(&format!("in_{tag}.bin")), &input);
-                emit_reduce(&mut h, kind, dt, dims, *axis, *sms, &tag);
-                cases.push((tag, kind, dt, dims.to_vec(), *axis, input.clone()));
+                let len: usize = dims.iter().product();
+                let input = data(dt, len, (len > 10).then_some(len / 3));
+                for kind in ReduceKind::ALL {
+                    let reduced = axis.map_or(len, |a| dims[a]);
+                    if kind.needs_elements() && reduced == 0 {
+                        continue;
+                    }
+                    let tag = format!("{run}_{dt}_{li}_{}", kind.name());
+                    write_vec(&h.path(&format!("in_{tag}.bin")), &input);
+                    emit_reduce(&mut h, kind, dt, dims, *axis, *sms, &tag);
+                    cases.push((tag, kind, dt, dims.to_vec(), *axis, input.clone()));
+                }
             }
         }
+        stats.push((run, h.launches - before.0, h.max_grid, h.wrapped - before.1));
     }
+    // The backend's grids have several blocks; the clamped ones wrap.
+    assert!(stats[0].2 >= 70 && stats[1].3 > 100, "{stats:?}");
+    println!("(run, launches, most blocks, launches whose grid-stride loop wraps): {stats:?}");
     let dir = h.run(&cxx);
     let mut failures = Vec::new();
     for (tag, kind, dt, dims, axis, input) in &cases {
@@ -256,7 +407,6 @@ fn random_fills_reproduce_philox() {
         println!("SKIPPED: no C++ compiler (set CXX)");
         return;
     };
-    let n = 1003usize;
     let seed = 0x1234_5678_9abc_def0u64;
     let key = philox::key(seed);
     let mut h = Harness::new("host-fill");
@@ -272,19 +422,38 @@ fn random_fills_reproduce_philox() {
         (Fill::Normal { seed }, DType::F16),
         (Fill::Normal { seed }, DType::BF16),
     ];
-    for (i, (f, dt)) in fills.iter().enumerate() {
-        let ns = h.kernel(&fill::kernel(*f, *dt));
-        let t = host_type(*dt);
+    // (elements, limits, fills): every fill with the backend's grid (one block) and with a
+    // grid clamped to 2 blocks (several trips each); u32 and f64 (4 and 2 values a thread)
+    // past the 132 · 32 · 256 threads of the backend's largest grid, so that it wraps too.
+    let clamp2 = Limits { grid: [2, 65535, 65535], ..Limits::CUDA };
+    let large = [(Fill::Uniform { seed }, DType::U32), (Fill::Normal { seed }, DType::F64)];
+    type Fills<'a> = &'a [(Fill, DType)];
+    let runs: [(usize, Limits, Fills); 4] = [
+        (1003, Limits::CUDA, &fills),
+        (5003, clamp2, &fills),
+        (4_400_000, Limits::CUDA, &large[..1]),
+        (2_200_000, Limits::CUDA, &large[1..]),
+    ];
+    let jobs: Vec<(usize, Limits, Fill, DType)> =
+        runs.iter().flat_map(|&(n, l, fs)| fs.iter().map(move |&(f, dt)| (n, l, f, dt))).collect();
+    for (i, &(n, limits, f, dt)) in jobs.iter().enumerate() {
+        let ns = h.kernel(&fill::kernel(f, dt));
+        let t = host_type(dt);
         let out = h.path(&format!("fill_{i}.bin")).display().to_string();
-        let _ = writeln!(
-            h.main,
-            "  {{ {t} *out = ({t} *)malloc({n} * sizeof({t}));\n    {ns}::pc_fill(out, {n}u, {}u, {}u);\n    pc_write(\"{out}\", out, {n} * sizeof({t}));\n  }}",
-            key[0], key[1]
-        );
+        // `ops/fill.rs`: one thread per Philox block.
+        let items = n.div_ceil(fill::per_block(f, dt) as usize) as u64;
+        h.limits = limits;
+        let config = launch::strided_1d("fill", items, 256, SMS, &h.limits).unwrap();
+        let mut m = format!("  {{ {t} *out = ({t} *)malloc({n} * sizeof({t}));\n");
+        h.launch(&mut m, config, items, false, &format!("{ns}::pc_fill(out, {n}u, {}u, {}u)", key[0], key[1]));
+        let _ = writeln!(m, "    pc_write(\"{out}\", out, {n} * sizeof({t}));\n  }}");
+        h.main.push_str(&m);
     }
+    assert!(h.max_grid == SMS * 32 && h.wrapped == fills.len() + large.len(), "{} {}", h.max_grid, h.wrapped);
     let dir = h.run(&cxx);
-    for (i, (f, dt)) in fills.iter().enumerate() {
+    for (i, &(n, _, ref f, ref dt)) in jobs.iter().enumerate() {
         let got = read_vec(&dir.join(format!("fill_{i}.bin")), *dt);
+        assert_eq!(got.len(), n);
         for j in 0..n as u64 {
             let k = j as usize;
             match (&got, f) {
