@@ -9,6 +9,11 @@ run() {
     "$@"
 }
 
+# The build needs disk (about 10 GB for target/ from a clean clone): say what there is, so that
+# a linker killed by a full disk (SIGBUS) is recognised as that.
+echo "+ df -h ."
+df -h . || true
+
 # rustfmt and clippy are rustup components a minimal toolchain may lack.
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
     run rustup component add rustfmt clippy
@@ -79,4 +84,6 @@ run scripts/gpu-dry-run.sh # the GPU bundle's run script without a GPU: results 
 run scripts/downstream.sh
 run scripts/fuzz-replay.sh
 
+echo "+ du -sh target"
+du -sh "${CARGO_TARGET_DIR:-target}" || true
 echo "scripts/test.sh: all steps passed"
