@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let t0 = Instant::now();
     let mut estimates: Vec<Estimate> = Vec::with_capacity(args.tasks);
     let mut errors = Vec::new();
-    for (_, result) in pool.map_unordered::<MonteCarlo>(vec![batch; args.tasks]) {
+    for (_, result) in pool.seeded(workload::STREAM_KEY).map_unordered::<MonteCarlo>(vec![batch; args.tasks]) {
         match result {
             Ok(e) => estimates.push(e),
             Err(e) if e.kind == TaskErrorKind::ShutDown => {}

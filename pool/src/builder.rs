@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::broadcast::BroadcastData;
 use super::kind::{self, Carriage};
 use super::mode::{worker_plan, WorkerMode, WorkerPlan};
+use super::rng::Streams;
 use super::runtime::Pool;
 use super::state::Config;
 use super::task::Tasks;
@@ -58,6 +59,7 @@ impl PoolBuilder {
             mode: WorkerMode::Auto,
             cfg: Config {
                 seed: 0,
+                streams: Streams::default(),
                 timeout: None,
                 retries: 0,
                 max_tasks: None,
@@ -111,6 +113,23 @@ impl PoolBuilder {
     /// The seed of every task's random generator (default 0).
     pub fn seed(mut self, seed: u64) -> Self {
         self.cfg.seed = seed;
+        self
+    }
+
+    /// How each task's random stream ([`WorkerContext::rng`](crate::WorkerContext::rng)) is
+    /// chosen: by default ([`Streams::PerSubmission`]) from the pool seed, the submission's
+    /// key and the input's position in its submission, so that a batch submitted with
+    /// [`Pool::seeded`](crate::Pool::seeded) draws the same numbers whatever was submitted
+    /// before it. [`Streams::ByTaskIndex`] keeps the older rule (the task's index over all
+    /// submissions).
+    ///
+    /// ```no_run
+    /// # use polycompute_pool::{Pool, Streams, Tasks};
+    /// let pool = Pool::builder(&Tasks::new()).cpu().seed(7).streams(Streams::ByTaskIndex).build()?;
+    /// # Ok::<(), polycompute_core::Error>(())
+    /// ```
+    pub fn streams(mut self, streams: Streams) -> Self {
+        self.cfg.streams = streams;
         self
     }
 

@@ -7,13 +7,14 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 
 use super::broadcast::BroadcastData;
-use super::rng::TaskRng;
+use super::rng::{StreamId, TaskRng};
 use super::task::BoxError;
 use polycompute_core::device::Device;
 
 /// What a task sees of its worker: the worker's id and open device, the task's index and
-/// attempt, a random generator seeded from (pool seed, task index), the pool's shared data
-/// and per-worker state kept between tasks.
+/// attempt, a random generator (its stream chosen by the pool seed, the submission's key and
+/// the input's position: [`crate::Streams`]), the pool's shared data and per-worker state
+/// kept between tasks.
 pub struct WorkerContext {
     worker_id: usize,
     device: Device,
@@ -51,11 +52,12 @@ impl WorkerContext {
         super::mpi::mpi_world().map(|w| w.me())
     }
 
-    /// Prepares for the task numbered `index`, attempt `attempt` (from 1).
-    pub(crate) fn begin(&mut self, index: u64, attempt: u32) {
+    /// Prepares for the task numbered `index`, attempt `attempt` (from 1), which draws from
+    /// the random stream `stream` (the pool chose it: see [`crate::Streams`]).
+    pub(crate) fn begin(&mut self, index: u64, attempt: u32, stream: StreamId) {
         self.task_index = index;
         self.attempt = attempt;
-        self.rng = TaskRng::new(self.seed, index);
+        self.rng = TaskRng::at(stream);
     }
 
     pub(crate) fn is_initialized(&self, task: &'static str) -> bool {
@@ -98,8 +100,11 @@ impl WorkerContext {
         self.in_process
     }
 
-    /// The task's random generator, seeded from (pool seed, task index) and reset for every
-    /// task: the same task draws the same numbers on any worker, in either mode.
+    /// The task's random generator, reset for every task: by default input `p` of a
+    /// submission keyed `k` reads [`TaskRng::for_submission`]`(pool seed, k, p)`, where `k` is
+    /// the key given to [`Pool::seeded`](crate::Pool::seeded) or else the number of
+    /// submissions made on the pool before (see [`crate::Streams`]). The same task draws the
+    /// same numbers on any worker, in every worker kind.
     pub fn rng(&mut self) -> &mut TaskRng {
         &mut self.rng
     }

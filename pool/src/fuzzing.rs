@@ -143,7 +143,14 @@ pub fn seeds() -> io::Result<Vec<(&'static str, Vec<u8>)>> {
     pins.extend(wire::push_input(&mut body, &vec![7u32; 64], 16).map_err(other)?);
     let array = SharedArray::<f32>::zeros(&[4, 3]).map_err(io::Error::other)?;
     pins.extend(wire::push_input(&mut body, &array.rows(1..3).map_err(io::Error::other)?, usize::MAX).map_err(other)?);
-    let job = ToWorker::Job { id: 9, task: "scale".into(), first_index: 100, attempt: 0, count: 4 };
+    let job = ToWorker::Job {
+        id: 9,
+        task: "scale".into(),
+        first_index: 100,
+        attempt: 0,
+        count: 4,
+        stream: crate::rng::StreamId::per_submission(42, 0, 100),
+    };
     let mut results = Vec::new();
     // Not handed over (the seeds' segments go with `pins`, no file is left behind).
     for (value, limit) in [(vec![2u8; 4], usize::MAX), (vec![3u8; 300], 100)] {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::error::{TaskError, TaskErrorKind};
 use super::task::{ErasedTask, Value};
+use crate::rng::StreamId;
 use crate::shared::payload::Pins;
 use polycompute_core::sync::LockUnpoisoned;
 
@@ -55,6 +56,8 @@ pub(crate) struct JobCtl {
     pub(crate) first_index: u64,
     /// Position of the first input in its submission.
     first_pos: usize,
+    /// The random stream of the first input (the next inputs read the streams after it).
+    stream: StreamId,
     /// Number of inputs.
     pub(crate) len: usize,
     /// Results delivered so far (always a prefix: workers deliver in order).
@@ -78,12 +81,14 @@ impl JobCtl {
         first_pos: usize,
         len: usize,
         cancel: Arc<AtomicBool>,
+        stream: StreamId,
     ) -> Arc<JobCtl> {
         Arc::new(JobCtl {
             sink,
             task,
             first_index,
             first_pos,
+            stream,
             len,
             delivered: AtomicUsize::new(0),
             state: AtomicU8::new(QUEUED),
@@ -103,7 +108,13 @@ impl JobCtl {
             self.first_pos + range.start,
             range.len(),
             self.cancel.clone(),
+            self.stream.offset(range.start as u64),
         )
+    }
+
+    /// The random stream of input `k` of this job.
+    pub(crate) fn stream(&self, k: usize) -> StreamId {
+        self.stream.offset(k as u64)
     }
 
     /// Marks the job as taken by worker `slot`, generation `gen`; false when it was

@@ -5,9 +5,11 @@
 //! * [`Task`] — a named unit of work with serde input and output; [`Tasks`] — the registry
 //!   a program gives both to the pool and to [`worker_main`].
 //! * [`Pool`] — built with [`Pool::builder`]: `submit` ([`JobHandle`]), `submit_with`
-//!   (callback), `map`, `map_unordered` ([`MapResults`]), `shutdown` (also on drop).
+//!   (callback), `map`, `map_unordered` ([`MapResults`]), the same under a random-stream key
+//!   of their own ([`Pool::seeded`]), `shutdown` (also on drop).
 //! * [`WorkerContext`] — a running task's worker id, device, task index, attempt, random
-//!   generator ([`TaskRng`], seeded from (pool seed, task index)) and shared data.
+//!   generator ([`TaskRng`]: a stream chosen by the pool seed, the submission's key and the
+//!   input's position in it; see [`Streams`]) and shared data.
 //! * [`TaskError`] — which task, which worker and device, and why: the task's error, a
 //!   panic, a crash, a timeout, cancellation, serialization, an unknown task, no worker.
 //!
@@ -76,6 +78,7 @@ mod mpi;
 mod process;
 mod rng;
 mod runtime;
+mod seeded;
 mod spin;
 mod state;
 pub(crate) mod task;
@@ -100,7 +103,8 @@ pub use mpi::{exit_status_on_lost_ranks, mpi_lost_ranks, mpi_world, worker_main,
 pub use probe::{probe, Probe};
 #[cfg(not(feature = "mpi"))]
 pub use process::worker_main;
-pub use rng::TaskRng;
+pub use rng::{Streams, TaskRng};
 pub use runtime::{Pool, WorkerInfo};
+pub use seeded::Seeded;
 pub use shared::{SharedArray, SharedHandle};
 pub use task::{BoxError, Task, Tasks};

@@ -12,6 +12,8 @@ use super::handle::{typed, CallbackSink, HandleSink, JobHandle, MapResults, MapS
 use super::job::{Inputs, Job, JobCtl, Sink};
 use super::kind::{Carriage, WorkerKind};
 use super::mode::{WorkerMode, WorkerPlan};
+use super::rng::{StreamId, Streams};
+use super::seeded::Seeded;
 use super::state::{Config, PoolState};
 use super::task::{ErasedTask, Task, Tasks};
 use super::wire;
@@ -131,11 +133,15 @@ impl Pool {
 
     /// Submits one task.
     pub fn submit<T: Task>(&self, input: T::Input) -> JobHandle<T> {
+        self.submit_keyed(None, input)
+    }
+
+    pub(crate) fn submit_keyed<T: Task>(&self, key: Option<u64>, input: T::Input) -> JobHandle<T> {
         let sink = Arc::new(HandleSink::default());
-        let ctl = self.enqueue::<T>(vec![input], sink.clone(), 1, Arc::new(AtomicBool::new(false)));
+        let ctl = self.enqueue::<T>(key, vec![input], sink.clone(), 1, Arc::new(AtomicBool::new(false)));
         let ctl = ctl.into_iter().next().unwrap_or_else(|| {
             // The input was rejected before queueing (its error is already in the sink).
-            JobCtl::new(sink.clone(), T::NAME, 0, 0, 1, Arc::new(AtomicBool::new(false)))
+            JobCtl::new(sink.clone(), T::NAME, 0, 0, 1, Arc::new(AtomicBool::new(false)), StreamId::default())
         });
         JobHandle { sink, ctl, pool: Arc::downgrade(&self.inner), taken: false, _task: PhantomData }
     }
@@ -147,17 +153,34 @@ impl Pool {
         input: T::Input,
         callback: impl FnOnce(Result<T::Output, TaskError>) + Send + 'static,
     ) -> u64 {
+        self.submit_with_keyed::<T>(None, input, callback)
+    }
+
+    pub(crate) fn submit_with_keyed<T: Task>(
+        &self,
+        key: Option<u64>,
+        input: T::Input,
+        callback: impl FnOnce(Result<T::Output, TaskError>) + Send + 'static,
+    ) -> u64 {
         let runner = self.inner.callback_runner();
         let index = self.inner.next_index.load(Ordering::Acquire);
         let wrapped = move |r| callback(typed::<T>(r, T::NAME, index));
         let sink = Arc::new(CallbackSink { callback: Mutex::new(Some(Box::new(wrapped))), runner });
-        let ctls = self.enqueue::<T>(vec![input], sink, 1, Arc::new(AtomicBool::new(false)));
+        let ctls = self.enqueue::<T>(key, vec![input], sink, 1, Arc::new(AtomicBool::new(false)));
         ctls.first().map_or(index, |c| c.first_index)
     }
 
     /// Runs `T` on every input; the results come back in input order.
     pub fn map<T: Task>(&self, inputs: impl IntoIterator<Item = T::Input>) -> Vec<Result<T::Output, TaskError>> {
-        let mut results = self.map_unordered::<T>(inputs);
+        self.map_keyed::<T>(None, inputs)
+    }
+
+    pub(crate) fn map_keyed<T: Task>(
+        &self,
+        key: Option<u64>,
+        inputs: impl IntoIterator<Item = T::Input>,
+    ) -> Vec<Result<T::Output, TaskError>> {
+        let mut results = self.map_unordered_keyed::<T>(key, inputs);
         let mut out: Vec<Option<Result<T::Output, TaskError>>> = (0..results.remaining()).map(|_| None).collect();
         for (pos, r) in &mut results {
             out[pos] = Some(r);
@@ -184,6 +207,48 @@ impl Pool {
     /// are batched (see `PoolBuilder::chunk_size`). Dropping the iterator early cancels the
     /// tasks that have not started.
     pub fn map_unordered<T: Task>(&self, inputs: impl IntoIterator<Item = T::Input>) -> MapResults<T> {
+        self.map_unordered_keyed::<T>(None, inputs)
+    }
+
+    /// Submissions whose tasks' random streams ([`WorkerContext::rng`]) are keyed by `key`
+    /// instead of by the number of submissions made before: the same inputs under the same
+    /// pool seed and key draw the same numbers whatever ran on the pool before, on every
+    /// worker kind. Input `p` of such a submission draws
+    /// [`TaskRng::for_submission`]`(pool seed, key, p)`.
+    ///
+    /// [`WorkerContext::rng`]: crate::WorkerContext::rng
+    /// [`TaskRng::for_submission`]: crate::TaskRng::for_submission
+    ///
+    /// ```
+    /// # extern crate polycompute_cpu; // links the CPU backend, as the facade does
+    /// use polycompute_pool::{BoxError, Pool, Task, Tasks, WorkerContext, WorkerMode};
+    ///
+    /// struct Roll;
+    /// impl Task for Roll {
+    ///     const NAME: &'static str = "roll";
+    ///     type Input = ();
+    ///     type Output = u64;
+    ///     fn run(&self, ctx: &mut WorkerContext, _: ()) -> Result<u64, BoxError> {
+    ///         Ok(ctx.rng().below(1000))
+    ///     }
+    /// }
+    ///
+    /// let tasks = Tasks::new().add(Roll);
+    /// let pool = Pool::builder(&tasks).mode(WorkerMode::Thread).seed(7).build().unwrap();
+    /// let first: Vec<u64> = pool.seeded(1).map::<Roll>(vec![(); 4]).into_iter().map(Result::unwrap).collect();
+    /// pool.map::<Roll>(vec![(); 3]); // other work in between
+    /// let again: Vec<u64> = pool.seeded(1).map::<Roll>(vec![(); 4]).into_iter().map(Result::unwrap).collect();
+    /// assert_eq!(first, again);
+    /// ```
+    pub fn seeded(&self, key: u64) -> Seeded<'_> {
+        Seeded { pool: self, key }
+    }
+
+    pub(crate) fn map_unordered_keyed<T: Task>(
+        &self,
+        key: Option<u64>,
+        inputs: impl IntoIterator<Item = T::Input>,
+    ) -> MapResults<T> {
         let inputs: Vec<T::Input> = inputs.into_iter().collect();
         let n = inputs.len();
         // Timeouts, crashes and results are per input inside a batch too, so a timeout
@@ -202,7 +267,7 @@ impl Pool {
             bar.set_message(T::NAME);
             bar
         });
-        let ctls = self.enqueue::<T>(inputs, Arc::new(MapSink(tx)), chunk, cancel.clone());
+        let ctls = self.enqueue::<T>(key, inputs, Arc::new(MapSink(tx)), chunk, cancel.clone());
         MapResults {
             rx,
             bunch: Vec::new().into_iter(),
@@ -215,9 +280,11 @@ impl Pool {
         }
     }
 
-    /// Queues `inputs` in jobs of up to `chunk`; returns the jobs' controls.
+    /// Queues `inputs` in jobs of up to `chunk`, as one submission whose random streams are
+    /// keyed by `key` (else by the submission's number); returns the jobs' controls.
     fn enqueue<T: Task>(
         &self,
+        key: Option<u64>,
         inputs: Vec<T::Input>,
         sink: Arc<dyn Sink>,
         chunk: usize,
@@ -226,6 +293,14 @@ impl Pool {
         let inner = &self.inner;
         let n = inputs.len();
         let first_index = inner.next_index.fetch_add(n as u64, Ordering::AcqRel);
+        let submission = inner.next_submission.fetch_add(1, Ordering::AcqRel);
+        let seed = inner.cfg.seed;
+        // The stream of the submission's input 0; input p reads the p-th after it.
+        let stream = match (key, inner.cfg.streams) {
+            (Some(key), _) => StreamId::per_submission(seed, key, 0),
+            (None, Streams::PerSubmission) => StreamId::per_submission(seed, submission, 0),
+            (None, Streams::ByTaskIndex) => StreamId::by_task_index(seed, first_index),
+        };
         let task = match inner.tasks.get(T::NAME) {
             Some(t) if t.task_type() == std::any::TypeId::of::<T>() => t.clone(),
             found => {
@@ -237,7 +312,7 @@ impl Pool {
                         std::any::type_name::<T>()
                     ));
                 }
-                let ctl = JobCtl::new(sink, T::NAME, first_index, 0, n, cancel);
+                let ctl = JobCtl::new(sink, T::NAME, first_index, 0, n, cancel, stream);
                 ctl.fail_rest(None, 1, TaskErrorKind::UnknownTask { known });
                 return vec![ctl];
             }
@@ -246,12 +321,12 @@ impl Pool {
             return self.enqueue_journaled::<T>(
                 journal.clone(),
                 inputs,
-                Placement { task, sink, first_index, first_pos: 0, chunk, cancel },
+                Placement { task, sink, first_index, first_pos: 0, chunk, cancel, stream },
             );
         }
         self.enqueue_placed::<T>(
             inputs,
-            Placement { task, sink, first_index, first_pos: 0, chunk: chunk.max(1), cancel },
+            Placement { task, sink, first_index, first_pos: 0, chunk: chunk.max(1), cancel, stream },
         )
     }
 
@@ -271,7 +346,7 @@ impl Pool {
         inputs: Vec<T::Input>,
         place: Placement,
     ) -> Vec<Arc<JobCtl>> {
-        let Placement { task, sink, first_index, chunk, cancel, .. } = place;
+        let Placement { task, sink, first_index, chunk, cancel, stream, .. } = place;
         // Digests of the inputs' data: a SharedArray counts by its elements, not by the name of
         // its segment, which differs on every run.
         let digests: Vec<u64> = crate::shared::carry::as_data(|| {
@@ -299,10 +374,12 @@ impl Pool {
                             first_pos: run_start,
                             chunk: chunk.max(1),
                             cancel: cancel.clone(),
+                            stream,
                         };
                         ctls.extend(self.enqueue_placed::<T>(std::mem::take(&mut run), place));
                     }
-                    let ctl = JobCtl::new(sink.clone(), T::NAME, index, pos, 1, cancel.clone());
+                    let ctl =
+                        JobCtl::new(sink.clone(), T::NAME, index, pos, 1, cancel.clone(), stream.offset(pos as u64));
                     ctl.deliver_from(0, vec![Some(result)]);
                     ctls.push(ctl);
                 }
@@ -322,6 +399,7 @@ impl Pool {
                 first_pos: run_start,
                 chunk: chunk.max(1),
                 cancel,
+                stream,
             };
             ctls.extend(self.enqueue_placed::<T>(run, place));
         }
@@ -330,7 +408,7 @@ impl Pool {
 
     /// Queues values to be moved to the workers: jobs of `chunk` inputs.
     fn enqueue_moved<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
-        let Placement { task, sink, first_index, first_pos, chunk, cancel } = place;
+        let Placement { task, sink, first_index, first_pos, chunk, cancel, stream } = place;
         let inner = &self.inner;
         let n = inputs.len();
         let mut ctls = Vec::with_capacity(n.div_ceil(chunk));
@@ -340,7 +418,15 @@ impl Pool {
             let len = chunk.max(1).min(n - start);
             let batch: Vec<T::Input> = inputs.by_ref().take(len).collect();
             let pos = first_pos + start;
-            let ctl = JobCtl::new(sink.clone(), T::NAME, first_index + start as u64, pos, len, cancel.clone());
+            let ctl = JobCtl::new(
+                sink.clone(),
+                T::NAME,
+                first_index + start as u64,
+                pos,
+                len,
+                cancel.clone(),
+                stream.offset(pos as u64),
+            );
             ctls.push(ctl.clone());
             inner.enqueue(Job {
                 task: task.clone(),
@@ -356,7 +442,7 @@ impl Pool {
     /// Queues encoded inputs: each input is encoded; one that cannot be fails alone, and the
     /// jobs are cut around it.
     fn enqueue_encoded<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
-        let Placement { task, sink, first_index, first_pos, chunk, cancel } = place;
+        let Placement { task, sink, first_index, first_pos, chunk, cancel, stream } = place;
         let inner = &self.inner;
         let n = inputs.len();
         let mut ctls = Vec::with_capacity(n.div_ceil(chunk));
@@ -375,6 +461,7 @@ impl Pool {
                 first_pos + start,
                 count,
                 cancel.clone(),
+                stream.offset((first_pos + start) as u64),
             );
             ctls.push(ctl.clone());
             inner.enqueue(Job {
@@ -418,6 +505,7 @@ impl Pool {
                         first_pos + pos,
                         1,
                         cancel.clone(),
+                        stream.offset((first_pos + pos) as u64),
                     );
                     ctl.fail_rest(
                         None,
@@ -468,4 +556,6 @@ struct Placement {
     /// Inputs per job, at least 1.
     chunk: usize,
     cancel: Arc<AtomicBool>,
+    /// The random stream of the submission's input 0 (not of this placement's first input).
+    stream: StreamId,
 }

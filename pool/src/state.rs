@@ -34,6 +34,8 @@ pub(crate) enum Work {
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub(crate) seed: u64,
+    /// How a task's random stream is chosen (`PoolBuilder::streams`).
+    pub(crate) streams: crate::rng::Streams,
     pub(crate) timeout: Option<Duration>,
     pub(crate) retries: u32,
     pub(crate) max_tasks: Option<u64>,
@@ -101,6 +103,8 @@ pub(crate) struct PoolState {
     /// Held while shutting down, so a second caller returns only when the first is done.
     shutdown_lock: Mutex<()>,
     pub(crate) next_index: AtomicU64,
+    /// Submissions made so far: the default key of the next one's random streams.
+    pub(crate) next_submission: AtomicU64,
     pub(crate) slots: Vec<Arc<Slot>>,
     broken: Mutex<Option<String>>,
     live: AtomicUsize,
@@ -399,6 +403,7 @@ impl PoolState {
             stopping: AtomicBool::new(false),
             shutdown_lock: Mutex::new(()),
             next_index: AtomicU64::new(0),
+            next_submission: AtomicU64::new(0),
             live: AtomicUsize::new(slots.len()),
             slots,
             broken: Mutex::new(None),

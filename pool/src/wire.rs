@@ -61,8 +61,9 @@ pub(crate) enum ToWorker {
         /// the parent could make one.
         progress: Option<crate::shared::SharedHandle>,
     },
-    /// Run `count` inputs (the body) of `task`.
-    Job { id: u64, task: String, first_index: u64, attempt: u32, count: u32 },
+    /// Run `count` inputs (the body) of `task`; input `k` is task `first_index + k` and reads
+    /// the random stream `stream.offset(k)`.
+    Job { id: u64, task: String, first_index: u64, attempt: u32, count: u32, stream: crate::rng::StreamId },
 }
 
 /// Worker to parent.
@@ -361,7 +362,14 @@ mod tests {
         push_input(&mut body, &7u64, usize::MAX).unwrap();
         push_input(&mut body, &"hello", usize::MAX).unwrap();
         let mut wire = Vec::new();
-        let header = ToWorker::Job { id: 3, task: "t".into(), first_index: 10, attempt: 1, count: 2 };
+        let header = ToWorker::Job {
+            id: 3,
+            task: "t".into(),
+            first_index: 10,
+            attempt: 1,
+            count: 2,
+            stream: crate::rng::StreamId::default(),
+        };
         write_frame(&mut wire, &header, &body).unwrap();
         let mut r = &wire[..];
         let mut frame = Vec::new();

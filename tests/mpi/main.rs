@@ -240,6 +240,26 @@ fn many(pool: &Pool) -> Result<String, String> {
     Ok(String::new())
 }
 
+/// A keyed submission draws what the same submission draws on a fresh local pool, however
+/// much ran on the ranks before it.
+fn seeded_streams(pool: &Pool) -> Result<String, String> {
+    const KEY: u64 = 77;
+    let got = pool.seeded(KEY).map::<Draw>(0..500);
+    let local = Pool::builder(&tasks()).cpu().mode(WorkerMode::Thread).seed(SEED).build().map_err(|e| e.to_string())?;
+    let want = local.seeded(KEY).map::<Draw>(0..500);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (g, w) = (outcome(g), outcome(w));
+        check(g == w, format!("keyed task {i}: {g} on the ranks, {w} on a fresh local pool"))?;
+    }
+    let unkeyed = pool.map::<Draw>(0..500);
+    check(
+        unkeyed.iter().map(outcome).collect::<Vec<_>>() != got.iter().map(outcome).collect::<Vec<_>>(),
+        "an unkeyed submission drew the keyed one's numbers".into(),
+    )?;
+    println!("seeded streams: 500 keyed tasks after 10,000 others drew what a fresh local pool draws");
+    Ok(String::new())
+}
+
 /// Every worker rank reports itself through WorkerContext; rank 0 never runs a task.
 fn ranks(pool: &Pool) -> Result<String, String> {
     let world = pool::mpi_world().ok_or("no MPI world")?;
@@ -573,8 +593,9 @@ fn main() -> ExitCode {
             pool.workers().len() == world.size - 1,
             format!("{} workers for {} ranks", pool.workers().len(), world.size),
         )?;
-        // First: task indices (and so the seeded draws) count from the pool's first task.
+        // First: the pool's first submission (its streams are keyed 0, as the local pool's first).
         many(&pool)?;
+        seeded_streams(&pool)?;
         ranks(&pool)?;
         drop(pool);
         // A second pool on the same ranks, after the first stopped.

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use polycompute::pool::{TaskErrorKind, TaskRng};
+use polycompute::pool::{Streams, TaskErrorKind, TaskRng};
 use polycompute::WorkerMode::{self, Process, Thread};
 use polycompute::{Pool, TaskError};
 
@@ -127,8 +127,10 @@ pub fn ten_thousand_with_one_percent_crashes(mode: WorkerMode) {
     let pool = builder(mode).workers_per_device(2).seed(seed).retries(0).build().unwrap();
     let results = pool.map::<Chaos>((0..10_000).map(|i| (i, false)));
     assert_eq!(results.len(), 10_000);
-    // Which tasks crash follows from their generators: predict it.
-    let doomed: HashSet<u64> = (0..10_000u64).filter(|&i| TaskRng::new(seed, i).next_f64() < CHAOS_RATE).collect();
+    // Which tasks crash follows from their generators (the pool's first submission: key 0):
+    // predict it.
+    let doomed: HashSet<u64> =
+        (0..10_000u64).filter(|&i| TaskRng::for_submission(seed, 0, i).next_f64() < CHAOS_RATE).collect();
     assert!((50..200).contains(&doomed.len()), "{} doomed", doomed.len());
     let mut crashed = HashSet::new();
     for (i, r) in results.into_iter().enumerate() {
@@ -157,7 +159,7 @@ pub fn crashed_tasks_are_retried() {
     let seed = 11;
     let pool = builder(Process).workers_per_device(2).seed(seed).retries(1).chunk_size(1).build().unwrap();
     let results = pool.map::<Chaos>((0..300).map(|i| (i, true)));
-    let doomed = (0..300u64).filter(|&i| TaskRng::new(seed, i).next_f64() < CHAOS_RATE).count();
+    let doomed = (0..300u64).filter(|&i| TaskRng::for_submission(seed, 0, i).next_f64() < CHAOS_RATE).count();
     assert!(doomed > 0, "the seed must doom at least one task");
     for (i, r) in results.into_iter().enumerate() {
         assert_eq!(r.unwrap(), 2 * i as u64, "task {i} succeeds on its retry");
@@ -208,6 +210,50 @@ pub fn same_seed_same_results() {
         assert_eq!(run(mode, workers, 7), reference, "{mode:?} with {workers} workers");
     }
     assert_ne!(run(Thread, 2, 8), reference, "another seed, other numbers");
+}
+
+/// A submission's random streams depend on the pool seed, the submission's key and the
+/// input's position only: not on what was submitted before, nor on the batching.
+pub fn streams_do_not_depend_on_history() {
+    type Drawn = Vec<Result<(u64, Vec<u64>, f64), TaskError>>;
+    let draws = |rs: Drawn| -> Vec<Vec<u64>> { rs.into_iter().map(|r| r.unwrap().1).collect() };
+    let predicted = |key: u64, n: u64| -> Vec<Vec<u64>> {
+        (0..n)
+            .map(|p| {
+                let mut r = TaskRng::for_submission(7, key, p);
+                vec![r.next_u64(), r.next_u64()]
+            })
+            .collect()
+    };
+    for (mode, chunk) in [(Thread, None), (Thread, Some(3)), (Process, None), (Process, Some(3))] {
+        let b = builder(mode).workers_per_device(2).seed(7);
+        let pool = match chunk {
+            Some(c) => b.chunk_size(c),
+            None => b,
+        }
+        .build()
+        .unwrap();
+        let what = format!("{mode:?}, chunk {chunk:?}");
+        let keyed = draws(pool.seeded(11).map::<Draw>(vec![2; 40]));
+        assert_eq!(keyed, predicted(11, 40), "{what}: input p of key 11 reads stream p");
+        for _ in 0..3 {
+            pool.submit::<Draw>(1).wait().unwrap();
+        }
+        assert_eq!(draws(pool.seeded(11).map::<Draw>(vec![2; 40])), keyed, "{what}: the same key after other work");
+        let one = pool.seeded(11).submit::<Draw>(2).wait().unwrap();
+        assert_eq!(one.1, keyed[0], "{what}: a keyed submit is input 0 of its key");
+        assert_ne!(draws(pool.seeded(12).map::<Draw>(vec![2; 40])), keyed, "{what}: another key");
+        // Unkeyed: the key is the number of submissions before (here 1 + 3 + 1 + 1 + 1 = 7).
+        assert_eq!(draws(pool.map::<Draw>(vec![2; 5])), predicted(7, 5), "{what}: unkeyed after 7 submissions");
+    }
+    // The older rule, kept behind `Streams::ByTaskIndex`: stream = the task's index.
+    let pool = builder(Thread).seed(7).streams(Streams::ByTaskIndex).build().unwrap();
+    pool.submit::<Echo>(1).wait().unwrap();
+    for r in pool.map::<Draw>(vec![2; 5]) {
+        let (index, got, _) = r.unwrap();
+        let mut g = TaskRng::new(7, index);
+        assert_eq!(got, vec![g.next_u64(), g.next_u64()], "task {index} by its index");
+    }
 }
 
 pub fn serialization(mode: WorkerMode) {

@@ -97,6 +97,7 @@ fn cases_list() -> Vec<Case> {
         &one!("process", crashed_tasks_are_retried),
         &both!(unknown_task),
         &one!("both", same_seed_same_results),
+        &one!("both", streams_do_not_depend_on_history),
         &both!(serialization),
         &one!("process", task_printing_does_not_corrupt_the_channel),
         &both!(sticky_device_fault_replaces_the_worker),

@@ -61,9 +61,13 @@ pub fn compute(device: &Device, index: u64, [sx, sy, sa]: [u64; 3], batch: Batch
     })
 }
 
-/// Recomputes task `index` of a pool seeded with `seed` on `device`.
+/// The key of the demo's one submission's random streams (`Pool::seeded`).
+pub const STREAM_KEY: u64 = 0;
+
+/// Recomputes task `index` of a pool seeded with `seed` on `device`. The demo's submission is
+/// its pool's first, so a task's index is also its position in the submission.
 pub fn recompute(device: &Device, seed: u64, index: u64, batch: Batch) -> polycompute::Result<Estimate> {
-    compute(device, index, seeds(&mut TaskRng::new(seed, index)), batch)
+    compute(device, index, seeds(&mut TaskRng::for_submission(seed, STREAM_KEY, index)), batch)
 }
 
 /// The demo's task.

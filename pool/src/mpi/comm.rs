@@ -332,6 +332,7 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
                 first_index: job.ctl.first_index,
                 attempt: job.attempt,
                 count: job.ctl.len as u32,
+                stream: job.ctl.stream(0),
             };
             match frame(&header, body) {
                 Ok(bytes) => sends.send(world, r.slot.id + 1, tag::JOB, bytes),

@@ -187,7 +187,7 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
             other => return Err(format!("unexpected message (tag {other}) while serving")),
         }
         let (header, body) = wire::split_frame::<ToWorker>(&bytes).map_err(|e| e.to_string())?;
-        let ToWorker::Job { id, task, first_index, attempt, count } = header else {
+        let ToWorker::Job { id, task, first_index, attempt, count, stream } = header else {
             return Err("unexpected setup frame".into());
         };
         let entry = tasks.get(&task);
@@ -197,7 +197,7 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         crate::shared::carry::as_data(|| {
             for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
                 running.start(id, k);
-                ctx.begin(first_index + k as u64, attempt);
+                ctx.begin(first_index + k as u64, attempt, stream.offset(k as u64));
                 let failure = wire::push_result(&mut results, |out| {
                     let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
                     let Some(t) = entry else { return Err(Failure::UnknownTask(tasks.known())) };

@@ -239,7 +239,7 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
     loop {
         recv(&mut frame)?;
         let (header, body) = wire::split_frame::<ToWorker>(&frame).map_err(|e| e.to_string())?;
-        let ToWorker::Job { id, task, first_index, attempt, count } = header else {
+        let ToWorker::Job { id, task, first_index, attempt, count, stream } = header else {
             return Err("unexpected setup frame".to_string().into());
         };
         let entry = tasks.get(&task);
@@ -254,7 +254,7 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
         let mut retire = None;
         let count = count as usize;
         for (k, input) in wire::inputs(body).enumerate().take(count) {
-            ctx.begin(first_index + k as u64, attempt);
+            ctx.begin(first_index + k as u64, attempt, stream.offset(k as u64));
             shared.progress.start(id, k);
             item.clear();
             let failure = wire::push_result(&mut item, |out| {

@@ -116,6 +116,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 first_index: job.ctl.first_index,
                 attempt: job.attempt,
                 count: job.ctl.len as u32,
+                stream: job.ctl.stream(0),
             };
             if wire::write_frame(&mut w.writer, &header, body).is_err() {
                 // The worker is gone (or we shut its socket). This job never reached it: back

@@ -98,7 +98,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                 ctl.fail_rest(Some(who), attempt, why);
                 break;
             }
-            ctx.begin(ctl.first_index + k as u64, attempt);
+            ctx.begin(ctl.first_index + k as u64, attempt, ctl.stream(k));
             let mut copy = None;
             let result = if timed {
                 let one = {
