@@ -65,6 +65,28 @@ if [[ -z "$d4" || "$d4" != "$d2" ]]; then
     echo "scripts/mpi.sh: 4 ranks gave '$d4', 2 ranks '$d2': the same seed must give the same outputs" >&2
     exit 1
 fi
+# Two inputs of one chunk hang (10 s) under a 500 ms timeout: each must start exactly once
+# (the rank freed from the first skips the rest of its job, which other ranks took over),
+# and the launch must end within a bound of rank 0's end (a worker rank busy in a task is
+# ended after a grace period), long before the hung inputs would finish.
+hdir="$(mktemp -d)"
+echo "+ MPI_HUNG=$hdir mpirun -n 4 $exe (must end within 8 s)"
+t0=$(date +%s%N)
+MPI_HUNG="$hdir" mpi 4 -x MPI_HUNG "$exe"
+took_ms=$((($(date +%s%N) - t0) / 1000000))
+runs60="$(grep -cx 60 "$hdir/log" || true)"
+runs61="$(grep -cx 61 "$hdir/log" || true)"
+if [[ "$runs60" != 1 || "$runs61" != 1 ]]; then
+    echo "scripts/mpi.sh: the hung inputs started $runs60 and $runs61 times; each must start once" >&2
+    exit 1
+fi
+if ((took_ms >= 8000)); then
+    echo "scripts/mpi.sh: the launch with hung inputs took ${took_ms} ms; its ranks must exit within a bound of rank 0's end" >&2
+    exit 1
+fi
+echo "hung inputs: each started once; the launch ended ${took_ms} ms after it began (the inputs hang 10 s)"
+rm -rf "$hdir"
+
 # A worker rank SIGKILLed mid-run under a default launcher: the whole job must fail, fast
 # (not hang until the timeout, 124/137), with mpirun naming the killed rank. Its journal
 # keeps what finished: the rerun gives every result once and runs no finished task again

@@ -131,6 +131,22 @@ impl Task for Counted {
     }
 }
 
+/// Logs its input to a file (one line per execution, from any rank), then sleeps the given
+/// milliseconds and returns the input.
+struct LoggedSleep;
+impl Task for LoggedSleep {
+    const NAME: &'static str = "logged_sleep";
+    type Input = (String, u64, u64);
+    type Output = u64;
+    fn run(&self, _: &mut WorkerContext, (log, x, ms): (String, u64, u64)) -> Result<u64, BoxError> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&log)?;
+        f.write_all(format!("{x}\n").as_bytes())?;
+        std::thread::sleep(Duration::from_millis(ms));
+        Ok(x)
+    }
+}
+
 /// Sums a shared array input on a worker rank; says whether the rank owns the array it got
 /// (a copy sent as data: it must, ranks may be on other hosts), its segment and the rank.
 struct ShmSum;
@@ -182,6 +198,7 @@ fn tasks() -> Tasks {
         .add(Sleep)
         .add(DieOnce)
         .add(Counted)
+        .add(LoggedSleep)
         .add(Noop)
         .add(ShmSum)
         .add(ShmMake)
@@ -396,6 +413,41 @@ fn timeout_in_a_chunk(tasks: &Tasks) -> Result<(), String> {
     Ok(())
 }
 
+/// With `MPI_HUNG=<dir>` set: two inputs of one chunk hang for [`HUNG_MS`] under a 500 ms
+/// timeout. Both fail as Timeout and the 298 others succeed; each hung input starts exactly
+/// once (each execution is logged to `<dir>/log`, which the script counts after the launch,
+/// when every rank is gone): the rank freed from the first hung input skips the rest of its
+/// job, which other ranks took over. The program then ends while both hung inputs still
+/// sleep, and the script checks that the launch ended well before they would have finished.
+fn hung_inputs(tasks: &Tasks, dir: &str) -> Result<(), String> {
+    let log = format!("{dir}/log");
+    let limit = Duration::from_millis(500);
+    let pool = Pool::builder(tasks).task_timeout(limit).chunk_size(50).build().map_err(|e| e.to_string())?;
+    let hung = |x: u64| x == 60 || x == 61;
+    let inputs = (0..300).map(|x| (log.clone(), x, if hung(x) { HUNG_MS } else { 1 }));
+    let started = Instant::now();
+    let (mut ok, mut timed_out) = (0, 0);
+    for (x, r) in pool.map::<LoggedSleep>(inputs).into_iter().enumerate() {
+        match r {
+            Ok(v) => {
+                check(!hung(x as u64) && v == x as u64, format!("input {x} gave {v}"))?;
+                ok += 1;
+            }
+            Err(TaskError { kind: TaskErrorKind::Timeout { .. }, .. }) if hung(x as u64) => timed_out += 1,
+            Err(e) => return Err(format!("input {x}: {e}")),
+        }
+    }
+    check(ok == 298 && timed_out == 2, format!("{ok} ok and {timed_out} timed out, not 298 and 2"))?;
+    println!(
+        "hung inputs: 2 timed out, 298 ok in {:?}; rank 0's program ends now, with both still sleeping",
+        started.elapsed()
+    );
+    Ok(())
+}
+
+/// How long [`hung_inputs`]'s two inputs sleep.
+const HUNG_MS: u64 = 10_000;
+
 /// With `MPI_JOURNAL=<dir>` set: a map of [`Counted`] with the journal `<dir>/journal`,
 /// each execution logged to `<dir>/log`. With `MPI_JOURNAL_DIE` set too, a worker rank
 /// kills itself halfway and the launcher ends the job (the script checks that it fails);
@@ -576,6 +628,9 @@ fn main() -> ExitCode {
         };
         if let Ok(dir) = std::env::var("MPI_JOURNAL") {
             return journaled(&tasks, &dir);
+        }
+        if let Ok(dir) = std::env::var("MPI_HUNG") {
+            return hung_inputs(&tasks, &dir);
         }
         if let Ok(code) = std::env::var("MPI_RECOVER") {
             return recover(&tasks, code.parse().map_err(|e| format!("MPI_RECOVER={code}: {e}"))?);

@@ -297,7 +297,9 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
                     if let (Some(r), Some((job, k, ran))) =
                         (ranks.get_mut(source.wrapping_sub(1)), super::worker::read_heartbeat(&bytes))
                     {
-                        timeout::heartbeat(pool, &r.slot, &mut r.inflight, job, k, ran);
+                        if let Some(upto) = timeout::heartbeat(pool, &r.slot, &mut r.inflight, job, k, ran) {
+                            sends.send(world, source, tag::SKIP, upto.to_le_bytes().to_vec());
+                        }
                     }
                 }
                 other => tracing::debug!("polycompute pool: rank {source} sent tag {other} while serving; dropped"),
@@ -473,7 +475,8 @@ fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u
     };
     r.cpu = cpu;
     let Some(head) = r.inflight.pop_front() else { return };
-    if head.id != id || head.job.ctl.len != count as usize {
+    // A job answered on rank 0 (timed out) is skipped by the rank: fewer results come back.
+    if head.id != id || (!head.timed_out && head.job.ctl.len != count as usize) {
         tracing::error!("polycompute pool: rank {source} answered job {id}, not the one sent");
     }
     if let Some(why) = retire {
@@ -521,9 +524,14 @@ fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u
 }
 
 /// The pool stops: jobs in flight fail as `ShutDown`; every rank is told to stop and
-/// answers once it has sent everything it had (which is dropped), so the next pool, or
-/// the program's end, finds the ranks idle.
+/// answers once it has sent everything it had (which is dropped). The stop waits (up to
+/// 5 s) for the answers of the ranks that were idle, so the next pool, or the program's end,
+/// finds them idle; a rank still busy in a task (one that timed out, or that the stop
+/// answered as `ShutDown`) is not waited for: it answers the stop once its task returns, and
+/// at the program's end it is ended after `EXIT_GRACE` (`worker::end_busy_rank`). Its late
+/// messages are dropped by the next pool (they name no job of it).
 fn stop(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends: &mut Sends) {
+    let busy: Vec<bool> = ranks.iter().map(|r| !r.inflight.is_empty()).collect();
     for r in ranks.iter_mut() {
         for f in r.inflight.drain(..) {
             f.job.ctl.fail_rest(Some((r.slot.id, r.slot.device_id)), f.job.attempt, TaskErrorKind::ShutDown);
@@ -538,13 +546,16 @@ fn stop(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends:
         sends.send(world, r.rank(), tag::STOP, vec![0]);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    let mut left = ranks.iter().filter(|r| !r.lost).count();
+    let mut waiting: Vec<bool> = ranks.iter().zip(&busy).map(|(r, &busy)| !r.lost && !busy).collect();
+    let mut left = waiting.iter().filter(|&&w| w).count();
     while left > 0 && Instant::now() < deadline {
         sends.progress();
         match probe(&world.any_process()) {
             Some(probed) => {
                 let (_, status) = poll::receive(probed);
-                if status.tag() == tag::STOPPED {
+                let source = (status.source_rank() as usize).wrapping_sub(1);
+                if status.tag() == tag::STOPPED && waiting.get(source).copied().unwrap_or(false) {
+                    waiting[source] = false;
                     left -= 1;
                 }
             }

@@ -49,6 +49,10 @@ pub(crate) mod tag {
     pub(crate) const STOP: i32 = 3;
     /// Rank 0 → worker: the program ends; finalize and exit.
     pub(crate) const EXIT: i32 = 4;
+    /// Rank 0 → worker: an input timed out; every job up to the one numbered in the body
+    /// (u64, little-endian) was queued again elsewhere, so the rank skips what is left of
+    /// them (`worker::Skip`).
+    pub(crate) const SKIP: i32 = 5;
     /// Worker → rank 0: still alive (sent every `HEARTBEAT_EVERY` while serving a pool), with
     /// the input that runs and for how long (`worker::heartbeat_body`).
     pub(crate) const HEARTBEAT: i32 = 13;
@@ -63,6 +67,11 @@ pub(crate) mod tag {
 /// How often a worker rank serving a pool tells rank 0 it is alive, also while it runs a
 /// long task: rank 0 counts a rank silent for longer than its lease as lost.
 pub(crate) const HEARTBEAT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How long a worker rank still busy in a task may go on after rank 0's program ended (its
+/// exit message waits): then the rank's heartbeat thread ends the process, so that every rank
+/// exits within this (plus one heartbeat period and the finalize bound) of rank 0's end.
+pub(crate) const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Call first thing in `main` (see [`crate::worker_main`]): under an MPI launcher,
 /// worker ranks serve tasks here and exit, never returning; rank 0 and singletons return.

@@ -31,7 +31,9 @@ pub(super) struct InFlight {
 
 /// A heartbeat from a rank said input `k` of job `job` (low 32 bits of its id) has run for
 /// `ran`: past the timeout, that input fails and the rest of the rank's work is queued
-/// again.
+/// again. Returns the id of the newest job so answered, which the rank is then told to skip
+/// up to (`tag::SKIP`), so that a rank freed from the hung input does not run again what
+/// other ranks took over.
 pub(super) fn heartbeat(
     pool: &PoolState,
     slot: &Slot,
@@ -39,12 +41,12 @@ pub(super) fn heartbeat(
     job: u32,
     k: usize,
     ran: Duration,
-) {
-    let Some(t) = pool.cfg.timeout else { return };
+) -> Option<u64> {
+    let t = pool.cfg.timeout?;
     if ran < t {
-        return;
+        return None;
     }
-    let Some(at) = inflight.iter().position(|f| !f.timed_out && f.id as u32 == job) else { return };
+    let at = inflight.iter().position(|f| !f.timed_out && f.id as u32 == job)?;
     let who = (slot.id, slot.device_id);
     for (i, f) in inflight.iter_mut().enumerate().skip(at) {
         f.timed_out = true;
@@ -61,6 +63,7 @@ pub(super) fn heartbeat(
             pool.resubmit(job, rest, job.attempt);
         }
     }
+    inflight.back().map(|f| f.id)
 }
 
 /// The fallback without heartbeats: fails the head job of every rank once it ran

@@ -15,6 +15,7 @@ use crate::context::WorkerContext;
 use crate::task::{Failure, Tasks};
 use crate::wire::{self, FromWorker, ToWorker};
 use polycompute_core::device::Device;
+use polycompute_core::sync::LockUnpoisoned;
 
 /// The next message from rank 0, polled (see `idle`: a blocking receive would spin a
 /// core for as long as it waits).
@@ -22,10 +23,47 @@ fn next_message(world: &SimpleCommunicator) -> (Vec<u8>, mpi::point_to_point::St
     let root = world.process_at_rank(0);
     let idle = super::idle::Idle::new();
     loop {
-        if let Some(probed) = super::poll::probe(&root) {
-            return super::poll::receive(probed);
+        {
+            let _mpi = mpi_calls();
+            if let Some(probed) = super::poll::probe(&root) {
+                return super::poll::receive(probed);
+            }
         }
         idle.pause();
+    }
+}
+
+/// The main thread's right to call MPI: held around each of its calls, so that the heartbeat
+/// thread can finalize MPI (`end_busy_rank`) with no call of the main thread in flight. Once
+/// MPI is finalized the main thread only waits for the process to end.
+fn mpi_calls() -> std::sync::MutexGuard<'static, ()> {
+    let guard = super::launch::MPI_LOCK.lock_unpoisoned();
+    if super::launch::FINALIZED.load(Ordering::Acquire) {
+        drop(guard);
+        loop {
+            std::thread::park(); // the thread that finalized exits the process
+        }
+    }
+    guard
+}
+
+/// The jobs rank 0 answered itself because an input of theirs timed out (`tag::SKIP`): every
+/// job numbered up to the word. The rank skips what is left of them, answering at once, so
+/// a rank freed from a hung input never runs again what other ranks took over.
+#[derive(Default)]
+struct Skip(AtomicU64);
+
+impl Skip {
+    /// Takes in a skip message's body (the newest skipped job's id).
+    fn raise(&self, body: &[u8]) {
+        if let Some(upto) = body.get(..8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes) {
+            self.0.fetch_max(upto, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether job `id` is to be skipped.
+    fn covers(&self, id: u64) -> bool {
+        id <= self.0.load(Ordering::Acquire)
     }
 }
 
@@ -58,6 +96,7 @@ pub(super) fn frame<H: serde::Serialize>(header: &H, body: &[u8]) -> Result<Vec<
 
 fn send(world: &SimpleCommunicator, tag: i32, header: &FromWorker, body: &[u8]) -> Result<(), String> {
     let bytes = frame(header, body)?;
+    let _mpi = mpi_calls();
     super::poll::send(&world.process_at_rank(0), tag, &bytes);
     Ok(())
 }
@@ -70,6 +109,11 @@ fn send(world: &SimpleCommunicator, tag: i32, header: &FromWorker, body: &[u8]) 
 struct Running(AtomicU64);
 
 impl Running {
+    /// Whether an input runs now.
+    fn busy(word: u64) -> bool {
+        word % 2 == 1
+    }
+
     fn start(&self, id: u64, k: usize) {
         self.0.store(((id & 0xFFFF_FFFF) << 32) | (2 * k as u64 + 1), Ordering::Release);
     }
@@ -99,14 +143,17 @@ pub(super) fn read_heartbeat(body: &[u8]) -> Option<(u32, usize, Duration)> {
 }
 
 /// Sends rank 0 a heartbeat every [`super::HEARTBEAT_EVERY`] until dropped, carrying which
-/// input of which job runs and since when (rank 0 times out that input from it).
+/// input of which job runs and since when (rank 0 times out that input from it). Between
+/// beats it takes in skip messages (`tag::SKIP`: the main thread may be stuck in a hung
+/// input), and when rank 0's program has ended (its exit message waits) while an input still
+/// runs here, it ends the rank after [`super::EXIT_GRACE`].
 struct Heartbeat {
     stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Heartbeat {
-    fn start(running: Arc<Running>) -> Heartbeat {
+    fn start(running: Arc<Running>, skip: Arc<Skip>) -> Heartbeat {
         if !super::launch::THREAD_MULTIPLE.load(Ordering::Acquire) {
             // Without MPI_THREAD_MULTIPLE no second thread may call MPI: no heartbeat (rank
             // 0 then hears from this rank only through its results).
@@ -117,7 +164,9 @@ impl Heartbeat {
             .name("polycompute-heartbeat".into())
             .spawn(move || {
                 let world = SimpleCommunicator::world();
+                let root = world.process_at_rank(0);
                 let mut seen = (0u64, Instant::now());
+                let mut program_ended: Option<Instant> = None;
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(super::HEARTBEAT_EVERY)
                 {
                     let word = running.0.load(Ordering::Acquire);
@@ -125,12 +174,46 @@ impl Heartbeat {
                         seen = (word, Instant::now());
                     }
                     let body = heartbeat_body(word, seen.1.elapsed());
-                    super::poll::send(&world.process_at_rank(0), tag::HEARTBEAT, &body);
+                    super::poll::send(&root, tag::HEARTBEAT, &body);
+                    while let Some(probed) = super::poll::probe_tag(&root, tag::SKIP) {
+                        skip.raise(&super::poll::receive(probed).0);
+                    }
+                    // The exit message is only looked at: an idle main thread takes it itself.
+                    if program_ended.is_none() && root.immediate_probe_with_tag(tag::EXIT).is_some() {
+                        program_ended = Some(Instant::now());
+                    }
+                    if program_ended.is_some_and(|t| t.elapsed() >= super::EXIT_GRACE) && Running::busy(word) {
+                        end_busy_rank(&world, seen.1.elapsed());
+                    }
                 }
             })
             .ok();
         Heartbeat { stop: Some(stop), thread }
     }
+}
+
+/// Rank 0's program ended [`super::EXIT_GRACE`] ago and a task still runs here (rank 0 has
+/// answered it already, as timed out or shut down): ends this rank now, finalizing MPI within
+/// its bound, so that the launch ends within a bound of rank 0's end. Runs on the heartbeat
+/// thread; the main thread makes no MPI call meanwhile (`mpi_calls`).
+fn end_busy_rank(world: &SimpleCommunicator, running_for: Duration) -> ! {
+    let lost = {
+        let _mpi = super::launch::MPI_LOCK.lock_unpoisoned();
+        let root = world.process_at_rank(0);
+        super::poll::probe_tag(&root, tag::EXIT)
+            .map(|probed| super::launch::exit_after_loss(&super::poll::receive(probed).0))
+            .unwrap_or(false)
+    };
+    eprintln!(
+        "polycompute worker rank {}: rank 0's program ended over {:?} ago while a task still ran here (for {running_for:.1?}); \
+         ending the rank without it (rank 0 already answered that task)",
+        world.rank(),
+        super::EXIT_GRACE
+    );
+    super::launch::finalize_within(super::launch::finalize_bound(lost), 0);
+    // SAFETY: `_exit` ends the process at once; the main thread is inside a task, and no
+    // destructor or exit handler may run under it.
+    unsafe { libc::_exit(0) }
 }
 
 impl Drop for Heartbeat {
@@ -170,7 +253,8 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     send(world, tag::READY, &FromWorker::Ready { device: device.id() }, &[])?;
     let running = Arc::new(Running::default());
-    let heartbeat = Heartbeat::start(running.clone());
+    let skip = Arc::new(Skip::default());
+    let heartbeat = Heartbeat::start(running.clone(), skip.clone());
 
     let mut results = Vec::new();
     loop {
@@ -184,6 +268,10 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
                 return Ok(None);
             }
             tag::EXIT => return Ok(Some(super::launch::exit_after_loss(&bytes))),
+            tag::SKIP => {
+                skip.raise(&bytes);
+                continue;
+            }
             other => return Err(format!("unexpected message (tag {other}) while serving")),
         }
         let (header, body) = wire::split_frame::<ToWorker>(&bytes).map_err(|e| e.to_string())?;
@@ -193,9 +281,14 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         let entry = tasks.get(&task);
         results.clear();
         let mut retire = None;
+        let mut ran = 0u32;
         // Results go to rank 0, maybe on another host: shared arrays in them travel as data.
         crate::shared::carry::as_data(|| {
             for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
+                if skip.covers(id) {
+                    break; // rank 0 answered the rest of this job: other ranks run it
+                }
+                ran += 1;
                 running.start(id, k);
                 ctx.begin(first_index + k as u64, attempt, stream.offset(k as u64));
                 let failure = wire::push_result(&mut results, |out| {
@@ -214,7 +307,7 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         send(
             world,
             tag::RESULTS,
-            &FromWorker::Results { id, first: 0, count, retire, stopped: false, cpu: crate::sys::cpu::current() },
+            &FromWorker::Results { id, first: 0, count: ran, retire, stopped: false, cpu: crate::sys::cpu::current() },
             &results,
         )?;
     }
