@@ -90,6 +90,11 @@ impl BackendBuffer for CpuBuffer {
     }
 }
 
+/// An input's elements as `T` (the typed layer checked the dtypes).
+pub(crate) fn typed<'a, T: Num>(data: HostSlice<'a>) -> &'a [T] {
+    T::of_slice(data).unwrap_or(&[])
+}
+
 /// A kernel's typed result in a host vector.
 pub(crate) fn host_vec<T: Num>(v: Vec<T>) -> HostVec {
     T::into_host_vec(v)

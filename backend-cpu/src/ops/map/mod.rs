@@ -11,6 +11,7 @@ mod half;
 mod kernels;
 mod lane;
 mod plan;
+pub(super) mod views;
 
 use std::sync::{Arc, Mutex};
 
@@ -19,10 +20,10 @@ use polycompute_core::{HostSlice, Op, Program, Result, Shape};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::buffer::Output;
 use crate::memory::Pool;
 use crate::num::with_dtype;
 use crate::par::{stream_task, PAR_MIN};
-use crate::storage::Output;
 use lane::Lane;
 pub(crate) use plan::Plan;
 
