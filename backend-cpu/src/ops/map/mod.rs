@@ -4,6 +4,11 @@
 //! dispatch costs one indirect call per instruction per chunk and every inner loop is a
 //! plain loop over slices. Chunks run in parallel when
 //! the array is big enough. Prepared plans are cached per (program, shapes).
+//!
+//! Read bottom-up: `lane.rs` (type erasure of chunks), `kernels.rs` (the SIMD loops),
+//! `step.rs` (a step, what it reads, where it writes), `gather.rs`, `fuse.rs` and `half.rs`
+//! (the steps of strided inputs, fused pairs and halves), `plan.rs` (a program as steps),
+//! this file (the plan cache and the parallel run), `views.rs` (`Op::MapViews`).
 
 mod fuse;
 mod gather;
@@ -11,6 +16,7 @@ mod half;
 mod kernels;
 mod lane;
 mod plan;
+mod step;
 pub(super) mod views;
 
 use std::sync::{Arc, Mutex};
