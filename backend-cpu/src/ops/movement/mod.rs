@@ -1,6 +1,6 @@
 //! Data movement along one axis ([`super::axis::Axis`]): concatenation and padding
-//! ([`concat`]) and indexing ([`index`]). `Concat` and `Take` write into a block of the
-//! device's caching allocator; the others return plain vectors.
+//! ([`concat`](mod@concat)) and indexing ([`index`]). `Concat` and `Take` write into a block
+//! of the device's caching allocator; the others return plain vectors.
 
 mod concat;
 mod index;
