@@ -1,4 +1,4 @@
-//! [`CpuDevice`]: the open CPU device, which hands each op to the module that runs it.
+//! [`CpuDevice`]: the open CPU device, which hands each op to `ops::execute`.
 //! Buffers, lengths and the op itself were checked before `execute` runs, by core's
 //! blanket `DeviceBackend` implementation over [`BackendDevice`].
 
@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use polycompute_core::{BackendDevice, DeviceInfo, DeviceToken, HostSlice, HostVec, MemoryStats, Op, Result};
 
-use crate::map::PlanCache;
+use crate::buffer::CpuBuffer;
 use crate::memory::{self, CacheStats, Pool};
-use crate::storage::{CpuBuffer, Output};
-use crate::{fill, layout, map, matmul, reduce};
+use crate::ops::{self, map::PlanCache};
 
 /// The open CPU device. Holds the cache of prepared map programs and the caching
 /// allocator its buffers live in.
@@ -55,34 +54,14 @@ impl CpuDevice {
         self.pool.release_cached();
     }
 
-    fn run(&self, op: &Op, data: &[HostSlice<'_>]) -> Result<Output> {
-        let device = self.info.id();
-        let pool = &self.pool;
-        match op {
-            Op::Map { program, input_shapes, shape } => {
-                let plan = self.plans.get(op, program, input_shapes, shape)?;
-                map::run(&plan, data, shape.numel(), pool)
-            }
-            Op::Reduce { kind, axis, shape } => reduce::reduce(*kind, *axis, shape, data[0], pool),
-            Op::Matmul { lhs, rhs, transpose } => matmul::matmul(lhs, rhs, *transpose, data[0], data[1], device, pool),
-            Op::Copy => layout::copy(data[0], pool),
-            Op::Transpose { shape, perm } => layout::transpose(data[0], shape, perm, pool),
-            Op::Cast { to } => layout::cast(data[0], *to, pool),
-            Op::Fill { fill, dtype, len } => fill::fill(*fill, *dtype, *len, device, pool),
-            // Views, data movement, scans and sorting: `views/`.
-            Op::MapViews { program, inputs, shape } => {
-                crate::views::strided::map_views(program, inputs, shape, data, pool)
-            }
-            Op::Take { axis, shape, indices } => crate::views::take(*axis, shape, indices, data, pool),
-            Op::Concat { axis, shapes } => crate::views::concat(*axis, shapes, data, pool),
-            Op::TakeAlongAxis { .. }
-            | Op::ScatterAdd { .. }
-            | Op::Pad { .. }
-            | Op::Scan { .. }
-            | Op::Sort { .. }
-            | Op::Argsort { .. }
-            | Op::TopK { .. } => Ok(Output::host(crate::views::run(self, op, data)?)),
-        }
+    /// The cache of prepared map programs.
+    pub(crate) fn plans(&self) -> &PlanCache {
+        &self.plans
+    }
+
+    /// The caching allocator every buffer of this device lives in.
+    pub(crate) fn pool(&self) -> &Arc<Pool> {
+        &self.pool
     }
 }
 
@@ -106,7 +85,7 @@ impl BackendDevice for CpuDevice {
     }
 
     fn upload(&self, data: HostSlice<'_>) -> Result<CpuBuffer> {
-        Ok(CpuBuffer::new(layout::copy(data, &self.pool)?, self.token))
+        Ok(CpuBuffer::new(ops::copy(data, &self.pool)?, self.token))
     }
 
     fn download(&self, buffer: &CpuBuffer) -> Result<HostVec> {
@@ -121,10 +100,10 @@ impl BackendDevice for CpuDevice {
             for (d, b) in data.iter_mut().zip(inputs) {
                 *d = b.as_slice();
             }
-            self.run(op, &data[..inputs.len()])?
+            ops::execute(self, op, &data[..inputs.len()])?
         } else {
             let data: Vec<HostSlice<'_>> = inputs.iter().map(|b| b.as_slice()).collect();
-            self.run(op, &data)?
+            ops::execute(self, op, &data)?
         };
         Ok(CpuBuffer::new(out, self.token))
     }

@@ -25,24 +25,17 @@ use std::sync::Arc;
 use polycompute_core::registry::BACKEND_FACTORIES;
 use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
 
-mod box_muller;
+mod buffer;
 mod device;
-mod fill;
-mod layout;
-mod map;
-mod matmul;
 mod memory;
 mod num;
 mod num_half;
+mod ops;
 mod par;
-mod philox;
-mod reduce;
-mod storage;
-mod views;
 
+pub use buffer::CpuBuffer;
 pub use device::CpuDevice;
 pub use memory::CacheStats;
-pub use storage::CpuBuffer;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]
 static CPU_BACKEND: fn() -> Arc<dyn Backend> = || Arc::new(CpuBackend);

@@ -1,11 +1,10 @@
 //! Device memory: a raw allocation that keeps its context alive and is freed on the device's
 //! stream (stream-ordered, so freeing while a queued kernel still reads it is safe).
 
-use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use polycompute_core::{BackendBuffer, DType, DeviceBuffer, DeviceToken};
+use polycompute_core::{DType, DeviceToken};
 
 use crate::context::Ctx;
 use crate::driver::DevPtr;
@@ -33,23 +32,7 @@ impl fmt::Debug for CudaBuffer {
     }
 }
 
-impl DeviceBuffer for CudaBuffer {
-    fn dtype(&self) -> DType {
-        self.dtype
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-impl BackendBuffer for CudaBuffer {
-    fn owner(&self) -> DeviceToken {
-        self.owner
-    }
-}
+polycompute_core::backend_buffer!(CudaBuffer);
 
 impl Drop for CudaBuffer {
     fn drop(&mut self) {

@@ -3,12 +3,11 @@
 
 use polycompute_core::sync::LockUnpoisoned;
 use polycompute_core::DeviceId;
-use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use polycompute_core::{BackendBuffer, DType, DeviceBuffer, DeviceToken, Error, Result};
+use polycompute_core::{DType, DeviceToken, Error, Result};
 
 use crate::errors::Scope;
 
@@ -221,23 +220,7 @@ impl Drop for WgpuBuffer {
     }
 }
 
-impl DeviceBuffer for WgpuBuffer {
-    fn dtype(&self) -> DType {
-        self.dtype
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-impl BackendBuffer for WgpuBuffer {
-    fn owner(&self) -> DeviceToken {
-        self.owner
-    }
-}
+polycompute_core::backend_buffer!(WgpuBuffer);
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,11 @@
 //! open device that allocates, moves data and executes [`Op`]s.
 //!
 //! Backends implement the typed [`BackendDevice`] (submodule [`typed`]); the blanket
-//! `DeviceBackend` implementation over it validates every call once for all backends.
+//! `DeviceBackend` implementation over it validates every call once for all backends. Their
+//! buffer types get [`DeviceBuffer`] and [`BackendBuffer`] from one macro,
+//! [`backend_buffer!`](crate::backend_buffer).
 
+mod buffer;
 mod memory;
 pub mod typed;
 

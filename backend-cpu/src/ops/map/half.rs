@@ -10,7 +10,7 @@ use polycompute_core::{f16, BinaryOp, UnaryOp};
 use super::fuse::Pair;
 use super::kernels::{self, op, BinOp, Src, UnOp};
 use super::lane::DestMut;
-use super::plan::{dest, Ctx, Step};
+use super::step::{dest, Ctx, Step};
 use crate::num_half::Bits16;
 
 /// Elements widened at a time: the f32 blocks of a step (operands, intermediate, result)

@@ -6,8 +6,8 @@
 use polycompute_core::{HostSlice, Shape};
 use rayon::prelude::*;
 
-use super::Axis;
 use crate::num::Num;
+use crate::ops::axis::Axis;
 use crate::par::{PAR_MIN, TASK};
 
 /// An index element: its position on an axis of length `n` (negative `i32` indices count

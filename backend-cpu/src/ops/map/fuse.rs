@@ -9,7 +9,7 @@ use polycompute_core::{BinaryOp, DType, Program};
 
 use super::kernels::{self, op, BinOp, Src};
 use super::lane::DestMut;
-use super::plan::{dest, Ctx, Step};
+use super::step::{dest, Ctx, Step};
 use crate::num::with_dtype;
 
 /// A fusable pair found in a program.

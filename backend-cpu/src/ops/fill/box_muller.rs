@@ -9,7 +9,7 @@ use std::f64::consts::{FRAC_2_PI, LN_2, SQRT_2};
 
 use polycompute_core::philox::bits_to_unit_f32;
 
-use crate::philox::LANES;
+use super::philox::LANES;
 
 /// `ln(x)` for a positive normal `x` (here `u1` in `(0, 1]`), to about 1e-15 relative:
 /// `x = m·2^e` with `m` in `[√½, √2)`, `ln m = 2·atanh(s)`, `s = (m − 1)/(m + 1)`,

@@ -21,10 +21,10 @@ use gemm::Parallelism;
 use polycompute_core::{DeviceId, Error, HostSlice, MatmulTranspose, Result, Shape};
 use rayon::prelude::*;
 
+use crate::buffer::Output;
 use crate::memory::Pool;
 use crate::num::Num;
 use crate::num_half::{narrow, widen, HalfNum};
-use crate::storage::Output;
 
 /// Below this many multiply-adds per matrix, a batch is spread over threads one matrix
 /// each rather than splitting every matrix.

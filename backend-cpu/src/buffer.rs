@@ -1,10 +1,9 @@
 //! [`CpuBuffer`]: host memory holding one array, owned by one open [`crate::CpuDevice`],
 //! and [`Output`], a kernel's result before it becomes one.
 
-use std::any::Any;
 use std::sync::Arc;
 
-use polycompute_core::{BackendBuffer, DType, DeviceBuffer, DeviceToken, Element, HostSlice, HostVec, Result};
+use polycompute_core::{DType, DeviceToken, Element, HostSlice, HostVec, Result};
 
 use crate::memory::{Pool, Pooled};
 use crate::num::{with_dtype, Num};
@@ -72,22 +71,11 @@ impl CpuBuffer {
     }
 }
 
-impl DeviceBuffer for CpuBuffer {
-    fn dtype(&self) -> DType {
-        self.dtype
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+polycompute_core::backend_buffer!(CpuBuffer);
 
-impl BackendBuffer for CpuBuffer {
-    fn owner(&self) -> DeviceToken {
-        self.owner
-    }
+/// An input's elements as `T` (the typed layer checked the dtypes).
+pub(crate) fn typed<'a, T: Num>(data: HostSlice<'a>) -> &'a [T] {
+    T::of_slice(data).unwrap_or(&[])
 }
 
 /// A kernel's typed result in a host vector.

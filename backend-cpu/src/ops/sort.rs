@@ -7,10 +7,12 @@
 //! sort. Lanes run in parallel; one long lane splits by its top digit and sorts the buckets
 //! in parallel.
 
+use polycompute_core::{DType, HostSlice, Result, Shape};
 use rayon::prelude::*;
 
-use super::Axis;
-use crate::num::Num;
+use super::axis::Axis;
+use crate::buffer::{host_vec, typed, Output};
+use crate::num::{with_dtype, Num};
 use crate::par::PAR_MIN;
 
 /// A key whose unsigned order is numpy's sort order for the element type.
@@ -267,6 +269,24 @@ pub(crate) fn topk<T: SortKey>(x: &[T], k: usize, a: Axis) -> Vec<u32> {
         keyed.sort_unstable();
         keyed.into_iter().map(|(_, i)| i).collect()
     })
+}
+
+/// `Op::Sort`: the values of each lane in order ([`sort`]).
+pub(crate) fn values(axis: usize, shape: &Shape, data: &[HostSlice<'_>]) -> Result<Output> {
+    let dtype = data.first().map_or(DType::F32, |d| d.dtype());
+    Ok(Output::host(with_dtype!(dtype, T => host_vec(sort::<T>(typed(data[0]), Axis::new(shape, axis))))))
+}
+
+/// `Op::Argsort`: the sorting permutation of each lane ([`argsort`]).
+pub(crate) fn indices(axis: usize, shape: &Shape, data: &[HostSlice<'_>]) -> Result<Output> {
+    let dtype = data.first().map_or(DType::F32, |d| d.dtype());
+    Ok(Output::host(with_dtype!(dtype, T => host_vec(argsort::<T>(typed(data[0]), Axis::new(shape, axis))))))
+}
+
+/// `Op::TopK`: the indices of the `k` largest of each lane ([`topk`]).
+pub(crate) fn top_k(k: usize, axis: usize, shape: &Shape, data: &[HostSlice<'_>]) -> Result<Output> {
+    let dtype = data.first().map_or(DType::F32, |d| d.dtype());
+    Ok(Output::host(with_dtype!(dtype, T => host_vec(topk::<T>(typed(data[0]), k, Axis::new(shape, axis))))))
 }
 
 /// Radix sort of packed `(key << 32) | index` words by their upper 32 bits.

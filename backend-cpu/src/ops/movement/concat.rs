@@ -5,8 +5,9 @@
 use polycompute_core::{HostSlice, Shape};
 use rayon::prelude::*;
 
-use super::{typed, Axis};
+use crate::buffer::typed;
 use crate::num::Num;
+use crate::ops::axis::Axis;
 use crate::par::{PAR_MIN, TASK};
 
 /// The length of the inputs of `shapes` joined along `axis`.

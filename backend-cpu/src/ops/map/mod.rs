@@ -4,6 +4,11 @@
 //! dispatch costs one indirect call per instruction per chunk and every inner loop is a
 //! plain loop over slices. Chunks run in parallel when
 //! the array is big enough. Prepared plans are cached per (program, shapes).
+//!
+//! Read bottom-up: `lane.rs` (type erasure of chunks), `kernels.rs` (the SIMD loops),
+//! `step.rs` (a step, what it reads, where it writes), `gather.rs`, `fuse.rs` and `half.rs`
+//! (the steps of strided inputs, fused pairs and halves), `plan.rs` (a program as steps),
+//! this file (the plan cache and the parallel run), `views.rs` (`Op::MapViews`).
 
 mod fuse;
 mod gather;
@@ -11,6 +16,8 @@ mod half;
 mod kernels;
 mod lane;
 mod plan;
+mod step;
+pub(super) mod views;
 
 use std::sync::{Arc, Mutex};
 
@@ -19,10 +26,10 @@ use polycompute_core::{HostSlice, Op, Program, Result, Shape};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::buffer::Output;
 use crate::memory::Pool;
 use crate::num::with_dtype;
 use crate::par::{stream_task, PAR_MIN};
-use crate::storage::Output;
 use lane::Lane;
 pub(crate) use plan::Plan;
 

@@ -4,10 +4,13 @@
 //! `[i, ..]` is combined with slab `[i - 1, ..]` at once, which vectorises.
 
 use polycompute_core::op::ScanKind;
+use polycompute_core::{DType, HostSlice, Result, Shape};
 use rayon::prelude::*;
 
-use super::Axis;
-use crate::num::Num;
+use super::axis::Axis;
+use crate::buffer::{host_vec, typed, Output};
+use crate::num::{with_dtype, Num};
+use crate::num_half::{narrow_vec, widen, HalfNum};
 use crate::par::PAR_MIN;
 
 /// The running sum or product of `x` along the axis `a` describes.
@@ -52,4 +55,22 @@ fn scan_with<T: Num>(x: &[T], a: Axis, f: impl Fn(T, T) -> T + Sync) -> Vec<T> {
         out.chunks_mut(block).enumerate().for_each(run);
     }
     out
+}
+
+/// `Op::Scan` on any dtype. Halves: an f32 running value, each output rounded once from it.
+pub(crate) fn run(kind: ScanKind, axis: usize, shape: &Shape, data: &[HostSlice<'_>]) -> Result<Output> {
+    let dtype = data.first().map_or(DType::F32, |d| d.dtype());
+    let a = Axis::new(shape, axis);
+    Ok(Output::host(match dtype {
+        DType::F16 => host_vec(half_scan::<polycompute_core::f16>(typed(data[0]), kind, a)),
+        DType::BF16 => host_vec(half_scan::<polycompute_core::bf16>(typed(data[0]), kind, a)),
+        DType::F32 | DType::F64 | DType::I32 | DType::U32 => {
+            with_dtype!(dtype, T => host_vec(scan::<T>(typed(data[0]), kind, a)))
+        }
+    }))
+}
+
+/// A half scan: accumulated in f32 over the widened values, each output rounded once.
+fn half_scan<H: HalfNum>(x: &[H], kind: ScanKind, a: Axis) -> Vec<H> {
+    narrow_vec(&scan::<f32>(&widen(x), kind, a))
 }

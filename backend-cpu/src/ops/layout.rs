@@ -9,10 +9,10 @@ use std::sync::Arc;
 use polycompute_core::{DType, HostSlice, Result, Shape};
 use rayon::prelude::*;
 
+use crate::buffer::Output;
 use crate::memory::Pool;
 use crate::num::{with_dtype, CastTo, Num};
 use crate::par::{PAR_MIN, TASK};
-use crate::storage::Output;
 
 /// Side of a transpose tile: a tile of `TILE²` elements of both arrays fits in L1.
 const TILE: usize = 64;

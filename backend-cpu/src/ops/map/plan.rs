@@ -10,8 +10,9 @@ use polycompute_core::{BinaryOp, DType, Error, HostSlice, HostVec, Layout, Progr
 use super::fuse;
 use super::gather::Gather;
 use super::half;
-use super::kernels::{self, op, BinOp, Src, UnOp};
+use super::kernels::{self, op, BinOp, UnOp};
 use super::lane::{scratch_dest, DestMut, Lane};
+use super::step::{dest, Ctx, Loc, Step};
 use crate::num::{with_dtype, CastTo, Float, Int};
 
 /// Elements per chunk: an instruction's scratch for a chunk stays in L1 (f32) or L2 (f64),
@@ -28,22 +29,6 @@ pub(crate) const CHUNK: usize = 4096;
 /// 1024 0.57, 512 0.66-0.68, 256 0.62, 128 0.55.
 pub(crate) const VIEW_CHUNK: usize = 512;
 
-/// Where an instruction's value for the current chunk is found.
-#[derive(Clone, Debug)]
-enum Loc {
-    /// Input `n`, read in place.
-    Input(usize),
-    /// Element 0 of input `n`, for every element.
-    Splat(usize),
-    /// A constant.
-    Lit(Scalar),
-    /// The instruction's scratch buffer, written by its step.
-    Scratch,
-}
-
-/// A typed kernel over one chunk, reading earlier instructions through the context.
-pub(crate) type Step = Box<dyn Fn(&Ctx<'_>, DestMut<'_>) + Send + Sync>;
-
 /// A program ready to run over any inputs of the shapes it was prepared for.
 pub(crate) struct Plan {
     /// The result's dtype.
@@ -57,53 +42,6 @@ pub(crate) struct Plan {
     scratch: Vec<Option<DType>>,
     /// Elements per chunk: [`CHUNK`], or [`VIEW_CHUNK`] when a view is gathered.
     pub(crate) chunk: usize,
-}
-
-/// What a step sees of the current chunk.
-pub(crate) struct Ctx<'a> {
-    locs: &'a [Loc],
-    inputs: &'a [HostSlice<'a>],
-    /// Flat output index of the chunk's first element.
-    pub(crate) start: usize,
-    /// Elements in the chunk.
-    n: usize,
-    /// Scratch of the instructions before the one running.
-    done: &'a [HostVec],
-}
-
-impl<'a> Ctx<'a> {
-    /// Instruction `j`'s value over the chunk, as an operand.
-    #[inline]
-    pub(crate) fn src<T: Lane>(&self, j: usize) -> Src<'a, T> {
-        let typed = |s: HostSlice<'a>| match T::of_slice(s) {
-            Some(v) => v,
-            None => unreachable!("plan typing: {:?} read as {}", s.dtype(), T::DTYPE),
-        };
-        match &self.locs[j] {
-            Loc::Input(a) => Src::Slice(&typed(self.inputs[*a])[self.start..self.start + self.n]),
-            Loc::Splat(a) => Src::Splat(typed(self.inputs[*a])[0]),
-            Loc::Lit(s) => Src::Splat(T::from_scalar(*s).unwrap_or(T::ZERO)),
-            Loc::Scratch => Src::Slice(&typed(self.done[j].as_slice())[..self.n]),
-        }
-    }
-
-    /// Input `a` as `T`.
-    #[inline]
-    fn input<T: Lane>(&self, a: usize) -> &'a [T] {
-        match T::of_slice(self.inputs[a]) {
-            Some(v) => v,
-            None => unreachable!("plan typing: input {a} read as {}", T::DTYPE),
-        }
-    }
-}
-
-/// The typed slice of a destination (the plan's typing makes the dtype right).
-#[inline]
-pub(crate) fn dest<T: Lane>(d: DestMut<'_>) -> &mut [T] {
-    match T::dest(d) {
-        Some(d) => d,
-        None => unreachable!("plan typing: destination is not {}", T::DTYPE),
-    }
 }
 
 impl Plan {

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use polycompute_core::{HostSlice, ReduceKind, Result, Shape};
 use rayon::prelude::*;
 
+use crate::buffer::Output;
 use crate::memory::Pool;
 use crate::num::{Float, Num};
 use crate::num_half::{narrow, widen, HalfNum};
 use crate::par::PAR_MIN;
-use crate::storage::Output;
 use arg::{Largest, Pick, Smallest};
 use fold::{Fold, Max, Min, Prod, Sum, WideSum, Widen};
 

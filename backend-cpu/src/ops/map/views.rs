@@ -1,12 +1,11 @@
 //! `Op::MapViews`: a map whose inputs are views (strided, offset, negative or broadcast
 //! strides). The block-wise map reads each view chunk by chunk through its strides (a
-//! [`crate::map`] gather step into the chunk's scratch), so no input is copied whole.
+//! [`super`] gather step into the chunk's scratch), so no input is copied whole.
 
 use std::sync::Arc;
 
-use crate::map;
+use crate::buffer::Output;
 use crate::memory::Pool;
-use crate::storage::Output;
 use polycompute_core::{HostSlice, Layout, Program, Result, Shape};
 
 /// Runs `program` over inputs read through `layouts`, broadcast to `shape`. The plan is
@@ -19,6 +18,6 @@ pub(crate) fn map_views(
     pool: &Arc<Pool>,
 ) -> Result<Output> {
     let shapes: Vec<Shape> = layouts.iter().map(|l| l.shape.clone()).collect();
-    let plan = map::Plan::with_views(program, &shapes, Some(layouts), shape)?;
-    map::run(&plan, data, shape.numel(), pool)
+    let plan = super::Plan::with_views(program, &shapes, Some(layouts), shape)?;
+    super::run(&plan, data, shape.numel(), pool)
 }

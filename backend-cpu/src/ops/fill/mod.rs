@@ -2,18 +2,20 @@
 //! `polycompute_core::philox`, bit for bit, one Philox block per group of output elements
 //! and parallel over tasks.
 
-use polycompute_core::philox::{self, bits_to_unit_f32, bits_to_unit_f64};
+mod box_muller;
+mod philox;
+
+use polycompute_core::philox::{bits_to_unit_f32, bits_to_unit_f64};
 use std::sync::Arc;
 
 use polycompute_core::{bf16, f16, DType, DeviceId, Error, Fill, Result, Scalar};
 use rayon::prelude::*;
 
-use crate::box_muller;
+use crate::buffer::Output;
 use crate::memory::Pool;
 use crate::num::{with_dtype, CastTo, Num};
 use crate::par::{PAR_MIN, TASK};
-use crate::philox::{lanes, LANES};
-use crate::storage::Output;
+use philox::{lanes, LANES};
 
 /// A new buffer of `len` elements of `dtype`, filled as `fill` says.
 pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: DeviceId, pool: &Arc<Pool>) -> Result<Output> {
@@ -69,7 +71,7 @@ fn tasks<T: Send>(out: &mut [T], task: impl Fn(usize, &mut [T]) + Sync) {
 /// [`LANES`] at a time, in code compiled for the best instruction set found at run time
 /// (with AVX2 the rounds' widening multiplies run four lanes at a time instead of two).
 fn blocks<T: Num, const N: usize>(seed: u64, out: &mut [T], f: impl Fn([u32; 4]) -> [T; N] + Sync) {
-    let key = philox::key(seed);
+    let key = polycompute_core::philox::key(seed);
     let arch = pulp::Arch::new();
     // Tasks start at multiples of TASK, a multiple of N: whole blocks.
     tasks(out, |first, part| arch.dispatch(BlockTask { key, first_block: (first / N) as u64, part, f: &f }));
@@ -115,7 +117,7 @@ fn unit64(lo: u32, hi: u32) -> f64 {
 /// The f32 normal stream: each block's two word pairs through Box–Muller, [`LANES`]
 /// blocks at a time with the transcendental functions vectorised (see `box_muller`).
 fn normal_f32(seed: u64, out: &mut [f32]) {
-    let key = philox::key(seed);
+    let key = polycompute_core::philox::key(seed);
     let arch = pulp::Arch::new();
     tasks(out, |first, part| arch.dispatch(NormalTask { key, first_block: (first / 4) as u64, part }));
 }
@@ -126,7 +128,7 @@ fn normal_half<H: Num + CastTo<f32>>(seed: u64, out: &mut [H])
 where
     f32: CastTo<H>,
 {
-    let key = philox::key(seed);
+    let key = polycompute_core::philox::key(seed);
     let arch = pulp::Arch::new();
     tasks(out, |first, part| {
         let mut wide: Vec<f32> = vec![0.0; part.len()];
@@ -156,7 +158,7 @@ impl pulp::WithSimd for NormalTask<'_> {
     }
 }
 
-/// Box–Muller on one block, exactly as `philox::normal_f64`.
+/// Box–Muller on one block, exactly as `polycompute_core::philox::normal_f64`.
 fn normal_f64_pair(w: [u32; 4]) -> [f64; 2] {
     let w01 = ((w[1] as u64) << 32) | w[0] as u64;
     let w23 = ((w[3] as u64) << 32) | w[2] as u64;
