@@ -104,6 +104,22 @@ impl Task for DieOnce {
     }
 }
 
+/// Sleeps 3 ms and returns its input and attempt; the input marked to kill its rank does so
+/// on its first attempt.
+struct KillInBatch;
+impl Task for KillInBatch {
+    const NAME: &'static str = "kill_in_batch";
+    type Input = (u64, bool);
+    type Output = (u64, u32);
+    fn run(&self, ctx: &mut WorkerContext, (x, kill): (u64, bool)) -> Result<(u64, u32), BoxError> {
+        if kill && ctx.attempt() == 1 {
+            kill_self();
+        }
+        std::thread::sleep(Duration::from_millis(3));
+        Ok((x, ctx.attempt()))
+    }
+}
+
 /// SIGKILLs this process (and waits for it).
 fn kill_self() {
     let _ = std::process::Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
@@ -197,6 +213,7 @@ fn tasks() -> Tasks {
         .add(Where)
         .add(Sleep)
         .add(DieOnce)
+        .add(KillInBatch)
         .add(Counted)
         .add(LoggedSleep)
         .add(Noop)
@@ -526,6 +543,8 @@ fn recover(tasks: &Tasks, status: i32) -> Result<(), String> {
         pool.map::<Where>((0..8).map(|_| ())).into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
     check(got.iter().all(|(r, ..)| !lost.contains(r)), format!("a task ran on a lost rank: {got:?}"))?;
     check(t1.elapsed() < Duration::from_secs(5), format!("the next pool took {:?}", t1.elapsed()))?;
+    drop(pool);
+    batched_loss(tasks, &lost)?;
     println!(
         "recovery: rank {} of {} lost, found after {took:?} (lease {lease:?}); its task ran again on rank {rank} (attempt 2); \
          the next pool ran on the {} ranks left",
@@ -533,6 +552,36 @@ fn recover(tasks: &Tasks, status: i32) -> Result<(), String> {
         world.size,
         world.size - 2
     );
+    Ok(())
+}
+
+/// A rank killed by one input of a batch (retries 0): that input alone ends `Crashed`; the
+/// batch's others, finished on the lost rank or not started there, all succeed on their first
+/// attempt (nothing else is charged).
+fn batched_loss(tasks: &Tasks, lost_before: &[usize]) -> Result<(), String> {
+    const KILLER: u64 = 150;
+    let pool = Pool::builder(tasks)
+        .retries(0)
+        .rank_lease(Duration::from_millis(800))
+        .chunk_size(40)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let got = pool.map::<KillInBatch>((0..300).map(|x| (x, x == KILLER)));
+    let mut crashed = Vec::new();
+    for (x, r) in got.iter().enumerate() {
+        match r {
+            Ok((v, attempt)) => check(*v == x as u64 && *attempt == 1, format!("input {x}: {v} on attempt {attempt}"))?,
+            Err(TaskError { kind: TaskErrorKind::Crashed { .. }, .. }) => crashed.push(x as u64),
+            Err(e) => return Err(format!("input {x}: {e}")),
+        }
+    }
+    check(
+        crashed == [KILLER],
+        format!("inputs {crashed:?} ended Crashed; only input {KILLER} ran when its rank died"),
+    )?;
+    let lost = pool::mpi_lost_ranks();
+    check(lost.len() == lost_before.len() + 1, format!("lost ranks {lost:?}, before {lost_before:?}"))?;
+    println!("recovery in a batch of 40: only the input that killed its rank was charged (Crashed), 299 others ok on attempt 1");
     Ok(())
 }
 

@@ -35,6 +35,8 @@ struct Rank {
     inflight: VecDeque<InFlight>,
     /// When it last sent anything (a result, a heartbeat).
     heard: Instant,
+    /// What its last heartbeat said runs: (job id's low 32 bits, input).
+    running: Option<(u32, usize)>,
     /// It stopped answering within its lease: it gets nothing more.
     lost: bool,
 }
@@ -145,6 +147,7 @@ pub(super) fn run(pool: Arc<PoolState>, shared: Arc<Shared>) {
                 cpu: None,
                 inflight: VecDeque::new(),
                 heard: now,
+                running: None,
                 lost: false,
             })
             .collect();
@@ -291,12 +294,14 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
             match status.tag() {
                 tag::RESULTS => {
                     busy = true;
-                    receive(ranks, cost, &bytes, source);
+                    receive(pool, ranks, cost, &bytes, source);
                 }
                 tag::HEARTBEAT => {
-                    if let (Some(r), Some((job, k, ran))) =
-                        (ranks.get_mut(source.wrapping_sub(1)), super::worker::read_heartbeat(&bytes))
-                    {
+                    let beat = super::worker::read_heartbeat(&bytes);
+                    if let Some(r) = ranks.get_mut(source.wrapping_sub(1)) {
+                        r.running = beat.map(|(job, k, _)| (job, k));
+                    }
+                    if let (Some(r), Some((job, k, ran))) = (ranks.get_mut(source.wrapping_sub(1)), beat) {
                         if let Some(upto) = timeout::heartbeat(pool, &r.slot, &mut r.inflight, job, k, ran) {
                             sends.send(world, source, tag::SKIP, upto.to_le_bytes().to_vec());
                         }
@@ -347,7 +352,8 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
                     continue;
                 }
             }
-            r.inflight.push_back(InFlight { job, id: *next_id, started: Instant::now(), timed_out: false });
+            let now = Instant::now();
+            r.inflight.push_back(InFlight { job, id: *next_id, started: now, busy_from: now, timed_out: false });
         }
         sends.progress();
         busy
@@ -410,20 +416,21 @@ fn leases(pool: &PoolState, ranks: &mut [Rank]) {
 }
 
 /// Rank `r` stopped answering: it is marked lost (for this pool and the launch's later
-/// ones) and gets nothing more; the job it was running is charged an attempt and queued
-/// again while `retries` allows (else it fails as `Crashed`); the jobs sent ahead to it go
-/// back to the queue uncharged.
+/// ones) and gets nothing more. Of the job it was running, only the input that ran is
+/// charged an attempt and queued again while `retries` allows (else it fails as `Crashed`):
+/// the first input whose result had not come (results stream back as they finish, see
+/// `worker::BUNCH_TIME`), or a later one its last heartbeat named. The job's other inputs
+/// and the jobs sent ahead to it go back to the queue uncharged.
 fn lose(pool: &PoolState, r: &mut Rank, silent: Duration) {
     r.lost = true;
     r.ready = false;
     let rank = r.rank();
     launch::mark_lost(rank);
     let host = super::mpi_world().and_then(|w| w.ranks.get(rank)).map_or("?", |m| m.host.as_str());
-    let running = r.inflight.front().map_or(0, |f| f.job.ctl.len);
     let message = format!(
         "worker rank {rank} on {host} stopped answering: silent for {silent:.1?}, over its lease of {:?}; \
-         marked lost, {running} task(s) it was running queued again as a new attempt (PoolBuilder::retries \
-         allows {}), no more work sent to it{}",
+         marked lost, the task it was running charged an attempt (PoolBuilder::retries allows {}) and its \
+         other work queued again, no more work sent to it{}",
         pool.cfg.rank_lease,
         pool.cfg.retries,
         if launch::recovery() { "" } else { " (without mpirun --enable-recovery the launcher may end the job)" }
@@ -436,16 +443,22 @@ fn lose(pool: &PoolState, r: &mut Rank, silent: Duration) {
         if f.timed_out || f.job.ctl.is_done() {
             continue;
         }
-        let mut job = f.job;
+        let job = f.job;
         if i == 0 {
-            // The job the rank was running: its results never came.
+            // The job the rank was running: charge the one input that ran.
+            let Some(rest) = job.ctl.claim_rest() else { continue };
+            let named = r.running.filter(|&(id, k)| id == f.id as u32 && rest.contains(&k)).map(|(_, k)| k);
+            let k = named.unwrap_or(rest.start);
+            pool.resubmit(&job, rest.start..k, job.attempt);
             if job.attempt > pool.cfg.retries {
+                r.slot.stats.count_failed(1);
                 let kind = TaskErrorKind::Crashed { code: None, signal: None };
-                let slot = &r.slot;
-                job.ctl.fail_rest_counted(who, job.attempt, kind, |n| slot.stats.count_failed(n));
-                continue;
+                job.ctl.deliver_claimed(k, Err(job.ctl.error(k, who, job.attempt, kind)));
+            } else {
+                pool.resubmit(&job, k..k + 1, job.attempt + 1);
             }
-            job.attempt += 1;
+            pool.resubmit(&job, k + 1..rest.end, job.attempt);
+            continue;
         }
         job.ctl.requeued();
         pool.enqueue(job);
@@ -463,36 +476,50 @@ fn timeouts(pool: &PoolState, ranks: &mut [Rank]) {
     }
 }
 
-/// Receives a results message from `source` and delivers it to the rank's head job.
-fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u8], source: usize) {
+/// The rank's head job is answered: the next one starts now (its clock for the timeout).
+fn pop_head(r: &mut Rank) {
+    r.inflight.pop_front();
+    if let Some(next) = r.inflight.front_mut() {
+        (next.started, next.busy_from) = (Instant::now(), Instant::now());
+    }
+}
+
+/// Receives a results message from `source` (some of the inputs of the rank's head job,
+/// in order) and delivers it; the job's last message pops it.
+fn receive(pool: &PoolState, ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u8], source: usize) {
     let Some(r) = ranks.get_mut(source.wrapping_sub(1)) else { return };
     let slot = r.slot.clone();
     let who = (slot.id, slot.device_id);
     let parsed = wire::split_frame::<FromWorker>(bytes);
-    let Ok((FromWorker::Results { id, count, retire, cpu, .. }, body)) = parsed else {
+    let Ok((FromWorker::Results { id, first, count, retire, stopped, cpu }, body)) = parsed else {
         tracing::error!("polycompute pool: rank {source} sent a malformed results message");
         return;
     };
     r.cpu = cpu;
-    let Some(head) = r.inflight.pop_front() else { return };
-    // A job answered on rank 0 (timed out) is skipped by the rank: fewer results come back.
-    if head.id != id || (!head.timed_out && head.job.ctl.len != count as usize) {
+    let Some(head) = r.inflight.front_mut() else { return };
+    if head.id != id {
         tracing::error!("polycompute pool: rank {source} answered job {id}, not the one sent");
     }
-    if let Some(why) = retire {
+    if let Some(why) = &retire {
         tracing::warn!("polycompute pool: rank {source}: {why}");
     }
-    // The next job starts now (its clock for the timeout).
-    if let Some(next) = r.inflight.front_mut() {
-        next.started = Instant::now();
-    }
+    let (first, count) = (first as usize, count as usize);
+    // A job's results come in bunches; its last message ends it (a skipped job's, a
+    // retiring rank's or a malformed one's may end it early).
+    let last = stopped || retire.is_some() || first + count >= head.job.ctl.len;
+    let took = head.busy_from.elapsed().as_nanos() as u64;
+    head.busy_from = Instant::now();
     if head.timed_out {
+        if last {
+            pop_head(r);
+        }
         return;
     }
     let (job, ctl) = (&head.job, &head.job.ctl);
-    let mut out = Vec::with_capacity(ctl.len);
+    let mut out = Vec::with_capacity(count);
     let mut failed = 0;
-    for (k, item) in wire::results(body).enumerate().take(ctl.len) {
+    for (i, item) in wire::results(body).enumerate().take(count.min(ctl.len.saturating_sub(first))) {
+        let k = first + i;
         let result = match item {
             Ok(WireResult::Output(encoded)) => encoded
                 .with(true, |bytes| job.task.decode_output(bytes))
@@ -507,20 +534,29 @@ fn receive(ranks: &mut [Rank], cost: &mut HashMap<&'static str, u64>, bytes: &[u
         out.push(result);
     }
     let got = out.len();
-    if got < ctl.len {
-        let message = format!("rank {source} sent {got} results for {} inputs", ctl.len);
-        ctl.fail_rest(Some(who), job.attempt, TaskErrorKind::Serialization { message });
-        return;
-    }
     slot.stats.tasks.fetch_add(got as u64, Ordering::Relaxed);
     slot.stats.failed.fetch_add(failed, Ordering::Relaxed);
-    let took = head.started.elapsed().as_nanos() as u64;
     slot.stats.busy_ns.fetch_add(took, Ordering::Relaxed);
-    let per_input = took / got.max(1) as u64;
-    let avg = cost.entry(job.task.name()).or_insert(per_input);
-    *avg = (3 * *avg + per_input) / 4;
-    // A rank answers a whole job at once, in order.
-    ctl.deliver_from(0, out.into_iter().map(Some).collect());
+    if got > 0 {
+        let per_input = took / got as u64;
+        let avg = cost.entry(job.task.name()).or_insert(per_input);
+        *avg = (3 * *avg + per_input) / 4;
+    }
+    // A rank answers a job's inputs in order.
+    ctl.deliver_from(first, out.into_iter().map(Some).collect());
+    if got < count {
+        let message = format!("rank {source} sent {got} results where it announced {count}");
+        ctl.fail_rest(Some(who), job.attempt, TaskErrorKind::Serialization { message });
+    } else if last && first + got < ctl.len {
+        // Ended early (a sticky fault retired the rank's device, or a skip rank 0 did not
+        // ask for): the inputs that did not run go back to the queue, uncharged.
+        if let Some(rest) = ctl.claim_rest() {
+            pool.resubmit(job, rest, job.attempt);
+        }
+    }
+    if last {
+        pop_head(r);
+    }
 }
 
 /// The pool stops: jobs in flight fail as `ShutDown`; every rank is told to stop and

@@ -24,6 +24,8 @@ pub(super) struct InFlight {
     pub(super) job: Job,
     pub(super) id: u64,
     pub(super) started: Instant,
+    /// Since when its time on the rank has not been counted (`WorkerInfo::busy`).
+    pub(super) busy_from: Instant,
     /// Answered on rank 0 (timed out, or queued again elsewhere): whatever the rank sends
     /// back for it is dropped.
     pub(super) timed_out: bool,

@@ -257,6 +257,8 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
     let heartbeat = Heartbeat::start(running.clone(), skip.clone());
 
     let mut results = Vec::new();
+    // Results per bunch, learnt from how long tasks take (see BUNCH_TIME).
+    let bunch = &mut 1usize;
     loop {
         let (bytes, status) = next_message(world);
         match status.tag() {
@@ -281,14 +283,18 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         let entry = tasks.get(&task);
         results.clear();
         let mut retire = None;
-        let mut ran = 0u32;
+        // Results stream back in bunches of about BUNCH_TIME (one per input for tasks of a
+        // millisecond or more), so that when this rank is lost rank 0 knows which inputs
+        // finished and charges only the one that ran.
+        let (mut first, mut unsent, mut since) = (0u32, 0usize, Instant::now());
+        let mut skipped = false;
         // Results go to rank 0, maybe on another host: shared arrays in them travel as data.
-        crate::shared::carry::as_data(|| {
+        crate::shared::carry::as_data(|| -> Result<(), String> {
             for (k, input) in wire::inputs(body).enumerate().take(count as usize) {
                 if skip.covers(id) {
-                    break; // rank 0 answered the rest of this job: other ranks run it
+                    skipped = true; // rank 0 answered the rest of this job: other ranks run it
+                    break;
                 }
-                ran += 1;
                 running.start(id, k);
                 ctx.begin(first_index + k as u64, attempt, stream.offset(k as u64));
                 let failure = wire::push_result(&mut results, |out| {
@@ -301,17 +307,50 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
                 if let Some(Failure::Failed { sticky: true, message }) = failure {
                     retire = Some(format!("sticky device fault: {message}"));
                 }
+                unsent += 1;
+                if retire.is_some() || k + 1 == count as usize {
+                    break;
+                }
+                if unsent >= *bunch {
+                    // The clock is read once per bunch: per task it would cost more than a
+                    // no-op task.
+                    let now = Instant::now();
+                    let per_task = (now - since).as_nanos() as usize / unsent;
+                    *bunch = (BUNCH_TIME.as_nanos() as usize / per_task.max(1)).clamp(1, 4096);
+                    since = now;
+                    let part = FromWorker::Results {
+                        id,
+                        first,
+                        count: unsent as u32,
+                        retire: None,
+                        stopped: false,
+                        cpu: crate::sys::cpu::current(),
+                    };
+                    send(world, tag::RESULTS, &part, &results)?;
+                    results.clear();
+                    first += unsent as u32;
+                    unsent = 0;
+                }
             }
-        });
+            Ok(())
+        })?;
         running.idle();
-        send(
-            world,
-            tag::RESULTS,
-            &FromWorker::Results { id, first: 0, count: ran, retire, stopped: false, cpu: crate::sys::cpu::current() },
-            &results,
-        )?;
+        // The job's last results; `stopped` when the rest was skipped.
+        let last = FromWorker::Results {
+            id,
+            first,
+            count: unsent as u32,
+            retire,
+            stopped: skipped,
+            cpu: crate::sys::cpu::current(),
+        };
+        send(world, tag::RESULTS, &last, &results)?;
     }
 }
+
+/// About how long a bunch of results waits on a rank before it is sent (the process
+/// workers' figure): tasks of this or longer send each result as it finishes.
+const BUNCH_TIME: Duration = Duration::from_millis(1);
 
 #[cfg(test)]
 mod tests {
