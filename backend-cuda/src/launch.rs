@@ -199,6 +199,7 @@ pub fn reduce_cols(op: &str, threads: u64, limits: &Limits) -> Result<LaunchConf
 /// `value` as a kernel's u32 size parameter, or `TooLarge` naming `op` and `what`: the
 /// kernels index with 32-bit words (core caps arrays at `u32::MAX` elements; this keeps a
 /// size that slipped past from being truncated into a silently smaller problem).
+#[cfg(test)]
 pub fn word(op: &str, what: &str, value: usize) -> Result<u32> {
     u32::try_from(value).map_err(|_| {
         Error::TooLarge(format!(

@@ -1,7 +1,7 @@
 //! polycompute-cuda: the CUDA backend. The driver is used through `cust` (one primary
 //! context per device, made current on whichever thread calls, and one stream per device);
-//! every op runs as CUDA C++ generated from polycompute's IR ([`codegen`]) and compiled at
-//! run time by NVRTC ([`nvrtc`]) to a CUBIN for the device's own architecture. Matmul uses
+//! every op runs as CUDA C++ generated from polycompute's IR (`codegen`) and compiled at
+//! run time by NVRTC (`nvrtc`) to a CUBIN for the device's own architecture. Matmul uses
 //! cuBLAS when `libcublas` loads, else (or on request, see [`set_matmul_impl`]) an own tiled
 //! kernel.
 //!
@@ -10,33 +10,38 @@
 //! `docs/cuda.md` for building and testing without a GPU).
 //!
 //! Layout (the same shape as the wgpu backend's):
-//! - [`codegen`]: pure source generation (imports only core and std): one file per op family,
+//! - `codegen`: pure source generation (imports only core and std): one file per op family,
 //!   the static CUDA C in `codegen/cuda/*.cuh`, and the process-wide kernel memo.
 //! - `ops/`: launching, one file per op family: plan sizes, allocate, launch on the stream
 //!   (`ops/matmul.rs` also chooses between cuBLAS and the own kernel).
 //! - `device.rs` (open, launch, core's typed `BackendDevice`), `buffer.rs` (device memory
 //!   that knows its device), `context.rs` (context, stream, stream-ordered memory),
-//!   [`errors`] (driver codes as typed errors), [`launch`] (every launch's grid and block,
+//!   `errors.rs` (driver codes as typed errors), `launch.rs` (every launch's grid and block,
 //!   checked against the device's limits).
-//! - `driver.rs`, [`nvrtc`], `cublas.rs`: the libraries, loaded or declared ([`libraries`]:
-//!   where NVRTC and cuBLAS are looked for);
+//! - `driver.rs`, `nvrtc.rs`, `cublas.rs`: the libraries, loaded or declared (`libraries.rs`:
+//!   where NVRTC and cuBLAS are looked for, [`search_places`]);
 //!   `module_cache.rs`: each device's loaded kernels, keyed by their `KernelKey`.
 //! - `backend.rs`: enumerating and opening devices.
+//!
+//! The modules are private to the crate. What needs their internals is tested inside it (the
+//! host emulation of the kernels in `codegen/host/`, NVRTC compiles in `nvrtc/tests.rs`, the
+//! library search in `libraries/`); `tests/` holds the checks through the public API (the fake
+//! driver, a real GPU).
 
 #![warn(missing_docs)]
 
 mod backend;
 mod buffer;
-pub mod codegen;
+mod codegen;
 mod context;
 mod cublas;
 mod device;
 mod driver;
-pub mod errors;
-pub mod launch;
-pub mod libraries;
+mod errors;
+mod launch;
+mod libraries;
 mod module_cache;
-pub mod nvrtc;
+mod nvrtc;
 mod ops;
 
 use std::sync::Arc;
@@ -47,6 +52,7 @@ use polycompute_core::Backend;
 pub use backend::CudaBackend;
 pub use cublas::cublas_status;
 pub use device::CudaDevice;
+pub use libraries::{search_places, Place};
 pub use nvrtc::NVRTC_ENV;
 pub use ops::matmul::{matmul_impl, set_matmul_impl, MatmulImpl, MATMUL_ENV};
 

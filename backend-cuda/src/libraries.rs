@@ -4,13 +4,6 @@
 //! the CUDA wheels of the Python environments present (`site-packages/nvidia/*/lib`, where
 //! CUDA 13's wheels put everything in `nvidia/cu13/lib`). A toolkit folder is searched in
 //! `lib64/`, `lib/` and `targets/x86_64-linux/lib/` (`targets/sbsa-linux/lib/` on aarch64).
-//!
-//! ```
-//! // The folders, in the order they are tried (the system loader's turn is marked by name).
-//! for place in polycompute_cuda::libraries::search_places() {
-//!     println!("{place}");
-//! }
-//! ```
 
 use std::ffi::OsString;
 use std::fmt;
@@ -77,7 +70,15 @@ impl SearchEnv {
     }
 }
 
-/// The places of this process's environment, in search order.
+/// The places of this process's environment, in search order: where NVRTC and cuBLAS are
+/// looked for unless `POLYCOMPUTE_NVRTC_LIB` / `POLYCOMPUTE_CUBLAS_LIB` name a file.
+///
+/// ```
+/// // The folders, in the order they are tried (the system loader's turn is marked by name).
+/// for place in polycompute_cuda::search_places() {
+///     println!("{place}");
+/// }
+/// ```
 pub fn search_places() -> Vec<Place> {
     search_places_in(&SearchEnv::current())
 }
@@ -210,6 +211,10 @@ fn wheel_dirs(site: &Path) -> Vec<PathBuf> {
     subs.retain(|d| d != &cu13);
     std::iter::once(cu13).chain(subs).collect()
 }
+
+// The search end to end: real loads from a toolkit's and a wheel's layout.
+#[cfg(test)]
+mod toolkit_and_wheel;
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The environment variable naming the NVRTC library to load (a path to `libnvrtc.so.*`).
-/// Unset, the folders of [`crate::libraries::search_places`] are tried.
+/// Unset, the folders of [`crate::search_places`] are tried.
 pub const NVRTC_ENV: &str = "POLYCOMPUTE_NVRTC_LIB";
 
 type Program = *mut c_void;
@@ -55,15 +55,6 @@ pub enum Image {
     Cubin(Vec<u8>),
     /// PTX (NUL-terminated) for the driver to compile, when NVRTC predates the device.
     Ptx(Vec<u8>),
-}
-
-impl Image {
-    /// The bytes to hand to the driver.
-    pub fn bytes(&self) -> &[u8] {
-        match self {
-            Image::Cubin(b) | Image::Ptx(b) => b,
-        }
-    }
 }
 
 /// A failed compile: the compiler's log (the caller adds the source).
@@ -114,6 +105,7 @@ impl Nvrtc {
     }
 
     /// The `sm_XX` numbers this NVRTC compiles for (e.g. 75, 80, 86, 89, 90, ...).
+    #[cfg(test)]
     pub fn supported_archs(&self) -> &[u32] {
         &self.api.archs
     }
@@ -132,6 +124,7 @@ impl Nvrtc {
 
     /// Compiles `source` for `sm_{arch}` with ptxas reporting resource use, and returns the
     /// compiler's log (registers, shared memory, spills per kernel). Not cached.
+    #[cfg(test)]
     pub fn resource_report(&self, source: &str, arch: u32) -> Result<String, CompileError> {
         Ok(self.compile_uncached(source, arch, true)?.1)
     }
@@ -330,3 +323,7 @@ fn preload_builtins(dir: &Path) {
         }
     }
 }
+
+// Every generated kernel compiled by NVRTC (no GPU needed).
+#[cfg(test)]
+mod tests;

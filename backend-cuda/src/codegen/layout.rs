@@ -38,6 +38,7 @@ pub enum TransposePlan {
 
 impl TransposePlan {
     /// The kernels the plan launches.
+    #[cfg(test)]
     pub fn kernels(&self) -> Vec<Kernel> {
         match self {
             TransposePlan::Copy => Vec::new(),

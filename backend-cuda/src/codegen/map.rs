@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use polycompute_core::expr::InstOp;
 use polycompute_core::plan::{Access, MapLayout, MapSignature};
-use polycompute_core::{BinaryOp, DType, Layout, Program, Shape, UnaryOp};
+#[cfg(test)]
+use polycompute_core::DType;
+use polycompute_core::{BinaryOp, Layout, Program, Shape, UnaryOp};
 
 use super::{cached, ctype, literal, Kernel, KernelKey};
 
@@ -21,7 +23,8 @@ pub struct MapPlan {
     /// strides per strided input (empty when no input is strided, and then the kernel has
     /// no such parameter).
     pub geometry: Vec<u32>,
-    /// How each input is read.
+    /// How each input is read (what the plan's tests check).
+    #[cfg(test)]
     pub access: Vec<Access>,
 }
 
@@ -32,7 +35,12 @@ pub fn plan(program: &Arc<Program>, input_shapes: &[Shape], out: &Shape) -> MapP
     let layout = MapLayout::new(input_shapes, out);
     let signature = layout.signature(program);
     let kernel = cached(KernelKey::Map(signature.clone()), || source(&signature, false));
-    MapPlan { kernel, geometry: layout.words(), access: layout.access }
+    MapPlan {
+        kernel,
+        geometry: layout.words(),
+        #[cfg(test)]
+        access: layout.access,
+    }
 }
 
 /// Plans the map of `program` over inputs read through `layouts` (views: signed strides,
@@ -74,7 +82,12 @@ pub fn plan_views(program: &Arc<Program>, layouts: &[Layout], out: &Shape) -> Ma
         }
         geometry.extend(strided.iter().map(|l| l.offset as u32));
     }
-    MapPlan { kernel, geometry, access }
+    MapPlan {
+        kernel,
+        geometry,
+        #[cfg(test)]
+        access,
+    }
 }
 
 /// The stride of `l` along each axis of `out` (numpy broadcasting: missing and size-1 axes
@@ -122,6 +135,7 @@ fn coalesce_signed(dims: &[usize], strides: &[Vec<i64>]) -> (Vec<usize>, Vec<Vec
 
 /// The kernel of `cast(arg0)` from `from` to `to` (Op::Cast shares the map's semantics): the
 /// map of core's [`Program::cast`] over one input read in place.
+#[cfg(test)]
 pub fn cast_kernel(from: DType, to: DType) -> Kernel {
     source(&MapSignature { program: Arc::new(Program::cast(from, to)), access: vec![Access::Same], ndim: 0 }, false)
 }

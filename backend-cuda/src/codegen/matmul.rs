@@ -3,7 +3,9 @@
 //! and the next global tile prefetched into registers while the current one is multiplied. `fma` is
 //! called explicitly (kernels are compiled with contraction off).
 
-use polycompute_core::{DType, Error, MatmulTranspose, Result};
+use polycompute_core::{DType, MatmulTranspose};
+#[cfg(test)]
+use polycompute_core::{Error, Result};
 
 use super::{ctype, Kernel, KernelKey};
 
@@ -47,6 +49,7 @@ pub fn tiles(dtype: DType) -> Tiles {
 /// (`float4`, `double2`) and a half-warp's vectors are contiguous (no bank conflicts). The A
 /// tile is stored transposed with `V` elements of padding per row, which makes the stores
 /// from the global-load mapping conflict-free too.
+#[cfg(test)]
 pub fn kernel(dtype: DType) -> Result<Kernel> {
     if !dtype.is_float() {
         return Err(Error::Unsupported { op: "matmul".into(), dtype, device: None });
@@ -54,15 +57,16 @@ pub fn kernel(dtype: DType) -> Result<Kernel> {
     Ok(source(dtype))
 }
 
-/// The kernel's source for a float `dtype` (see [`kernel`]).
+/// The kernel's source for a float `dtype` (see `kernel`).
 pub(crate) fn source(dtype: DType) -> Kernel {
     source_for(dtype, MatmulTranspose::NONE)
 }
 
 /// The kernel for `dtype` whose A (`transpose.lhs`) or B (`transpose.rhs`) arrives
 /// transposed: A as `[K, M]` row-major, B as `[N, K]` (the same parameters and launch as
-/// [`kernel`]). Only the global loads differ: each is mapped so that neighbouring threads
+/// `kernel`). Only the global loads differ: each is mapped so that neighbouring threads
 /// read neighbouring addresses of the buffer as stored, and the shared tiles are the same.
+#[cfg(test)]
 pub fn transposed_kernel(dtype: DType, transpose: MatmulTranspose) -> Result<Kernel> {
     if !dtype.is_float() {
         return Err(Error::Unsupported { op: "matmul".into(), dtype, device: None });
@@ -79,7 +83,7 @@ fn name(transpose: MatmulTranspose) -> String {
     format!("pc_matmul_{}{}", op(transpose.lhs), op(transpose.rhs))
 }
 
-/// The source of [`kernel`] (`transpose` none) or [`transposed_kernel`].
+/// The source of `kernel` (`transpose` none) or `transposed_kernel`.
 pub(crate) fn source_for(dtype: DType, transpose: MatmulTranspose) -> Kernel {
     let t = ctype(dtype);
     // Per operand: the load mapping (element `e` of a stage -> tile row/column and depth),

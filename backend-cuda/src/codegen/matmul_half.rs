@@ -3,7 +3,9 @@
 //! that hold the operands widened to f32, each thread accumulating a `TM×TN` register tile
 //! with `fmaf` in f32 and rounding each output once to the storage type.
 
-use polycompute_core::{DType, Error, Result};
+use polycompute_core::DType;
+#[cfg(test)]
+use polycompute_core::{Error, Result};
 
 use super::{ctype, Kernel, KernelKey};
 
@@ -24,6 +26,7 @@ pub const THREADS: u32 = (BM / TM) * (BN / TN);
 /// batch)`, the grid of [`crate::launch::matmul`] (row tiles along y and batch entries along z
 /// looped over past the grid's limits), [`THREADS`]
 /// threads; `Unsupported` for any other dtype.
+#[cfg(test)]
 pub fn kernel(dtype: DType) -> Result<Kernel> {
     if !matches!(dtype, DType::F16 | DType::BF16) {
         return Err(Error::Unsupported { op: "half matmul kernel".into(), dtype, device: None });
@@ -31,7 +34,7 @@ pub fn kernel(dtype: DType) -> Result<Kernel> {
     Ok(source(dtype))
 }
 
-/// The kernel's source for a half `dtype` (see [`kernel`]).
+/// The kernel's source for a half `dtype` (see `kernel`).
 pub(crate) fn source(dtype: DType) -> Kernel {
     let t = ctype(dtype);
     let round = format!("pc_to_{}", dtype.name());

@@ -1,10 +1,12 @@
 //! CUDA C++ generated from polycompute's IR. Pure functions of the op (no driver needed), so
 //! every kernel can be compiled by NVRTC on a machine without a GPU (see
-//! `tests/nvrtc_compile.rs`). Each builder returns the source and the entry point; the device
+//! `nvrtc/tests.rs`). Each builder returns the source and the entry point; the device
 //! module supplies sizes as kernel parameters, so one compiled kernel serves every shape of
 //! the same structure.
 
 pub mod fill;
+#[cfg(test)]
+mod host;
 pub mod layout;
 pub mod map;
 pub mod matmul;
@@ -20,9 +22,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use polycompute_core::plan::MapSignature;
+#[cfg(test)]
+use polycompute_core::Op;
 #[cfg(doc)]
 use polycompute_core::Program;
-use polycompute_core::{DType, Error, Fill, MatmulTranspose, Op, ReduceKind, Result, Scalar, ScanKind};
+use polycompute_core::{DType, Error, Fill, MatmulTranspose, ReduceKind, Result, Scalar, ScanKind};
 
 /// A generated kernel: CUDA C++ source, the name of its `extern "C" __global__` entry, and
 /// the key it was generated for (what a device's module cache keys its loaded copy on).
@@ -260,6 +264,7 @@ pub fn literal(s: Scalar) -> String {
 
 /// Every kernel that running `op` on inputs of `inputs` dtypes may launch, for compile
 /// checks. The op must be valid (see [`Op::output`]); Copy launches no kernel.
+#[cfg(test)]
 pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
     Ok(match op {
         Op::Map { program, input_shapes, shape } => vec![(*map::plan(program, input_shapes, shape).kernel).clone()],
@@ -312,10 +317,12 @@ pub fn kernels_for(op: &Op, inputs: &[DType]) -> Result<Vec<Kernel>> {
 }
 
 /// The dtype of `op`'s first input.
+#[cfg(test)]
 fn first(op: &Op, inputs: &[DType]) -> Result<DType> {
     inputs.first().copied().ok_or_else(|| missing(op))
 }
 
+#[cfg(test)]
 fn missing(op: &Op) -> Error {
     Error::InvalidShape(format!("{} is missing an input dtype", op.name()))
 }

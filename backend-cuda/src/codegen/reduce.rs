@@ -117,6 +117,7 @@ pub fn acc_bytes(kind: ReduceKind, dtype: DType) -> usize {
 }
 
 /// Every kernel a reduction of `kind` over `dtype` may launch.
+#[cfg(test)]
 pub fn all_kernels(kind: ReduceKind, dtype: DType) -> Vec<Kernel> {
     vec![
         rows_kernel(kind, dtype, Input::Elements, Output::Final),

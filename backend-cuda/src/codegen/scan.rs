@@ -134,6 +134,7 @@ pub fn acc_dtype(dtype: DType) -> DType {
 }
 
 /// Every kernel a scan of `kind` over `dtype` may launch.
+#[cfg(test)]
 pub fn all_kernels(kind: ScanKind, dtype: DType) -> Vec<Kernel> {
     [ScanPass::Totals, ScanPass::Carries, ScanPass::Apply]
         .into_iter()

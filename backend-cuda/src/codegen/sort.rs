@@ -151,6 +151,7 @@ pub enum SortOutput {
 }
 
 /// Every kernel a sort writing `output` over `dtype` launches.
+#[cfg(test)]
 pub fn all_kernels(dtype: DType, output: SortOutput) -> Vec<Kernel> {
     let mut v =
         vec![(*keys_kernel(dtype, output == SortOutput::TopK)).clone(), (*merge_kernel(key_bytes(dtype))).clone()];

@@ -1,4 +1,4 @@
-//! The view and data-movement cases that the host emulation (`host_views.rs`) and the device
+//! The view and data-movement cases that the host emulation (`src/codegen/host/views.rs`) and the device
 //! check (`gpu_views.rs`) both run and compare with the CPU backend.
 
 // Each test binary uses part of it.

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use polycompute_core::expr::Program;
 use polycompute_core::{DType, DeviceBuffer, Fill, Layout, Op, Result, Scalar, Shape};
 
-use super::{groups, layout, map, matmul, movement, reduce, scan, sort, views};
+use super::{groups, layout, map, matmul, movement, reduce, scan, sort};
 use crate::buffer::WgpuBuffer;
 use crate::codegen::{fill as fill_gen, half as gen, WG};
 use crate::device::{Launch, WgpuDevice};
@@ -192,7 +192,7 @@ fn transpose(dev: &WgpuDevice, shape: &Shape, perm: &[usize], x: &WgpuBuffer) ->
         return layout::copy(dev, x);
     }
     let identity = Arc::new(Program::identity(x.dtype()));
-    views::run(dev, &identity, std::slice::from_ref(&view), &view.shape, &[x])
+    map::run_views(dev, &identity, std::slice::from_ref(&view), &view.shape, &[x])
 }
 
 /// A constant: its bits twice per word. Philox: the f32 stream (the existing recipe), rounded

@@ -4,15 +4,12 @@
 use std::sync::Arc;
 
 use polycompute_core::expr::Program;
-use polycompute_core::plan::{simplify_permutation, Access, MapSignature};
+use polycompute_core::plan::simplify_permutation;
 use polycompute_core::{DType, DeviceBuffer, Error, Layout, Result, Shape};
 
 use crate::buffer::WgpuBuffer;
 use crate::codegen::layout::{transpose as tiled, TILE};
-use crate::codegen::map::kernel as map_kernel;
-use crate::codegen::WG;
 use crate::device::{Launch, WgpuDevice};
-use crate::ops::groups;
 use crate::pipeline_cache::KernelKey;
 
 /// A copy of `input` in a new buffer.
@@ -34,37 +31,31 @@ pub(crate) fn transpose(dev: &WgpuDevice, shape: &Shape, perm: &[usize], input: 
     if dtype == DType::F64 && !dev.has_f64() {
         // Moves bits only: a map over the permuted view's u32 words needs no SHADER_F64.
         let view = Layout::contiguous(Shape::new(&plan.dims)?).permute(perm)?;
-        return super::views::copy_f64_as_words(dev, &view, &view.shape.clone(), input);
+        return super::map::copy_f64_as_words(dev, &view, &view.shape.clone(), input);
     }
     let out_dims = plan.out_dims();
+    let in_strides = plan.in_strides();
+    if perm[d - 1] == d - 1 {
+        // The contiguous axis stays last: rows move whole, a strided copy is coalesced.
+        return super::map::gather(dev, &Arc::new(Program::identity(dtype)), &out_dims, &in_strides, input);
+    }
     let out_strides = Shape::new(&out_dims)?.strides();
     let out = dev.alloc(dtype, n)?;
-    let gather: Vec<u32> = plan.in_strides().iter().map(|&s| s as u32).collect();
-    let launch = if perm[d - 1] == d - 1 {
-        // The contiguous axis stays last: rows move whole, a strided copy is coalesced.
-        let program = Arc::new(Program::identity(dtype));
-        let mut params = vec![n as u32];
-        params.extend(out_dims.iter().map(|&x| x as u32));
-        params.extend(&gather);
-        let sig = MapSignature { program, access: vec![Access::Strided], ndim: d };
-        let kernel = dev.kernel(KernelKey::Map(sig.clone()), || map_kernel(&sig, dev.id))?;
-        Launch { kernel, buffers: vec![input.raw().clone(), out.raw().clone()], params, groups: groups(n, WG) }
-    } else {
-        let q = perm.iter().position(|&p| p == d - 1).unwrap_or(0);
-        let tile = TILE as usize;
-        let tiles_l = out_dims[d - 1].div_ceil(tile);
-        let tiles_q = out_dims[q].div_ceil(tile);
-        let batch: usize = (0..d).filter(|&i| i != q && i != d - 1).map(|i| out_dims[i]).product();
-        let total = (tiles_l * tiles_q) as u64 * batch as u64;
-        let total32 = u32::try_from(total)
-            .map_err(|_| Error::TooLarge(format!("transpose of {shape} needs {total} workgroups")))?;
-        let mut params = vec![total32, tiles_l as u32, tiles_q as u32];
-        params.extend(out_dims.iter().map(|&x| x as u32));
-        params.extend(&gather);
-        params.extend(out_strides.iter().map(|&x| x as u32));
-        let kernel = dev.kernel(KernelKey::Transpose { dtype, ndim: d, q }, || Ok(tiled(dtype, d, q)))?;
-        Launch { kernel, buffers: vec![input.raw().clone(), out.raw().clone()], params, groups: total }
-    };
+    let gather: Vec<u32> = in_strides.iter().map(|&s| s as u32).collect();
+    let q = perm.iter().position(|&p| p == d - 1).unwrap_or(0);
+    let tile = TILE as usize;
+    let tiles_l = out_dims[d - 1].div_ceil(tile);
+    let tiles_q = out_dims[q].div_ceil(tile);
+    let batch: usize = (0..d).filter(|&i| i != q && i != d - 1).map(|i| out_dims[i]).product();
+    let total = (tiles_l * tiles_q) as u64 * batch as u64;
+    let total32 =
+        u32::try_from(total).map_err(|_| Error::TooLarge(format!("transpose of {shape} needs {total} workgroups")))?;
+    let mut params = vec![total32, tiles_l as u32, tiles_q as u32];
+    params.extend(out_dims.iter().map(|&x| x as u32));
+    params.extend(&gather);
+    params.extend(out_strides.iter().map(|&x| x as u32));
+    let kernel = dev.kernel(KernelKey::Transpose { dtype, ndim: d, q }, || Ok(tiled(dtype, d, q)))?;
+    let launch = Launch { kernel, buffers: vec![input.raw().clone(), out.raw().clone()], params, groups: total };
     dev.launch(vec![launch])?;
     Ok(out)
 }

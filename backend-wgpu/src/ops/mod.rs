@@ -9,7 +9,6 @@ mod movement;
 mod reduce;
 mod scan;
 mod sort;
-mod views;
 
 use polycompute_core::{Op, Result, ScanKind};
 
@@ -32,7 +31,7 @@ pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Resu
         Op::Transpose { shape, perm } => layout::transpose(dev, shape, perm, inputs[0]),
         Op::Cast { to } => map::cast(dev, inputs[0], *to),
         Op::Fill { fill, dtype, len } => fill::run(dev, *fill, *dtype, *len),
-        Op::MapViews { program, inputs: layouts, shape } => views::run(dev, program, layouts, shape, inputs),
+        Op::MapViews { program, inputs: layouts, shape } => map::run_views(dev, program, layouts, shape, inputs),
         Op::Concat { axis, shapes } => movement::concat(dev, *axis, shapes, inputs),
         Op::Take { axis, shape, indices } => movement::take(dev, *axis, shape, indices, false, inputs[0], inputs[1]),
         Op::TakeAlongAxis { axis, shape, indices } => {

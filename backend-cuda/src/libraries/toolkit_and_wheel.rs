@@ -4,6 +4,8 @@
 //! off the loader's path). Runs in a child process with that environment (fake libraries built
 //! with the C compiler: see `fake/mod.rs`).
 
+// The fake libraries only: the fake driver's harness runs the crate as a dependency.
+#[path = "../../tests/fake/libraries.rs"]
 mod fake;
 
 use std::path::{Path, PathBuf};
@@ -43,7 +45,11 @@ fn nvrtc_and_cublas_are_found_in_a_toolkit_and_a_wheel() {
     )
     .unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "nvrtc_and_cublas_are_found_in_a_toolkit_and_a_wheel", "--nocapture"])
+        .args([
+            "--exact",
+            "libraries::toolkit_and_wheel::nvrtc_and_cublas_are_found_in_a_toolkit_and_a_wheel",
+            "--nocapture",
+        ])
         .env(CHILD_ENV, "1")
         .env("CUDA_HOME", root.join("cuda"))
         .env("PATH", path)
@@ -55,7 +61,7 @@ fn nvrtc_and_cublas_are_found_in_a_toolkit_and_a_wheel() {
         .env_remove("VIRTUAL_ENV")
         .env_remove("CONDA_PREFIX")
         .env_remove("PYTHONPATH")
-        .env_remove(polycompute_cuda::NVRTC_ENV)
+        .env_remove(crate::NVRTC_ENV)
         .env_remove("POLYCOMPUTE_CUBLAS_LIB")
         .output()
         .unwrap();
@@ -89,8 +95,8 @@ fn compile_needing_lt(dir: &Path) -> Option<PathBuf> {
 
 /// The first file of `names` present at the search's places (what a load must pick).
 fn first_present(names: &[&str]) -> Option<PathBuf> {
-    let places = polycompute_cuda::libraries::search_places();
-    polycompute_cuda::libraries::candidates(&places, names).into_iter().find(|c| {
+    let places = crate::libraries::search_places();
+    crate::libraries::candidates(&places, names).into_iter().find(|c| {
         if c.is_absolute() {
             c.exists()
         } else {
@@ -103,7 +109,7 @@ fn first_present(names: &[&str]) -> Option<PathBuf> {
 fn child() {
     let want_nvrtc = PathBuf::from(std::env::var_os("POLYCOMPUTE_EXPECT_NVRTC").unwrap());
     let want_cublas = PathBuf::from(std::env::var_os("POLYCOMPUTE_EXPECT_CUBLAS").unwrap());
-    let nvrtc = polycompute_cuda::nvrtc::Nvrtc::get().unwrap_or_else(|e| panic!("NVRTC: {e}"));
+    let nvrtc = crate::nvrtc::Nvrtc::get().unwrap_or_else(|e| panic!("NVRTC: {e}"));
     // CUDA_HOME comes before the system's folders: its targets/x86_64-linux/lib wins.
     assert_eq!(nvrtc.path(), want_nvrtc.display().to_string());
     assert_eq!(nvrtc.version(), (13, 0));
@@ -111,7 +117,7 @@ fn child() {
     // none of those has a cuBLAS (as in CI); elsewhere the first one present must be loaded.
     // (Asked before loading: once a libcublas.so.13 is loaded, the loader finds it by name.)
     let first = first_present(&["libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"]).unwrap();
-    let cublas = polycompute_cuda::cublas_status().unwrap_or_else(|e| panic!("cuBLAS: {e}"));
+    let cublas = crate::cublas_status().unwrap_or_else(|e| panic!("cuBLAS: {e}"));
     if first == want_cublas {
         assert_eq!(cublas, want_cublas.display().to_string());
     } else {

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::codegen::{kernels_for, Kernel};
+use crate::nvrtc::{Nvrtc, NVRTC_ENV};
 use polycompute_core::{
     bf16, f16, BinaryOp, DType, Expr, Fill, Layout, MatmulTranspose, Op, Program, ReduceKind, Scalar, ScanKind, Shape,
     UnaryOp,
 };
-use polycompute_cuda::codegen::{kernels_for, Kernel};
-use polycompute_cuda::nvrtc::{Nvrtc, NVRTC_ENV};
 
 const ARCHS: [u32; 2] = [80, 90];
 
@@ -307,17 +307,17 @@ fn hot_kernels_do_not_spill() {
     };
     let nvrtc = Nvrtc::load(Some(path)).unwrap_or_else(|e| panic!("{e}"));
     let mut kernels = vec![
-        polycompute_cuda::codegen::matmul::kernel(DType::F32).unwrap(),
-        polycompute_cuda::codegen::matmul::kernel(DType::F64).unwrap(),
-        polycompute_cuda::codegen::matmul_half::kernel(DType::F16).unwrap(),
-        polycompute_cuda::codegen::matmul_half::kernel(DType::BF16).unwrap(),
+        crate::codegen::matmul::kernel(DType::F32).unwrap(),
+        crate::codegen::matmul::kernel(DType::F64).unwrap(),
+        crate::codegen::matmul_half::kernel(DType::F16).unwrap(),
+        crate::codegen::matmul_half::kernel(DType::BF16).unwrap(),
     ];
     for dt in [DType::F32, DType::F64] {
-        kernels.push(polycompute_cuda::codegen::reduce::rows_kernel(
+        kernels.push(crate::codegen::reduce::rows_kernel(
             ReduceKind::Sum,
             dt,
-            polycompute_cuda::codegen::reduce::Input::Elements,
-            polycompute_cuda::codegen::reduce::Output::Partials,
+            crate::codegen::reduce::Input::Elements,
+            crate::codegen::reduce::Output::Partials,
         ));
     }
     for k in &kernels {

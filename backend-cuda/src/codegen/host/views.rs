@@ -1,7 +1,7 @@
 //! Runs the view and data-movement kernels (maps over views, concat, pad, take, take_along_axis,
 //! scatter_add, cumsum/cumprod, sort, argsort, topk) on the host: the generated CUDA C is
 //! compiled with the system C++ compiler, launched with the same plans, parameters, pass
-//! sequence and grids as `src/ops/` (`polycompute_cuda::launch::strided_1d` for a device of
+//! sequence and grids as `src/ops/` (`crate::launch::strided_1d` for a device of
 //! 132 multiprocessors), and compared with the CPU backend running the same `Op`: bit for bit
 //! for data movement and sorting (stability, NaN last, -0.0 == +0.0 in input order), within
 //! the summation tolerance for float scans and scatter-adds.
@@ -21,18 +21,15 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
+use crate::codegen::movement::{self, split_axis};
+use crate::codegen::scan::{self, ScanPass, ScanPlan};
+use crate::codegen::sort::{self, SortOutput};
+use crate::codegen::{map, Kernel};
+use crate::launch::{self, Limits};
 use polycompute_core::{philox, BackendKind, DType, Device, HostVec, Layout, Op, Program, Scalar, ScanKind};
-use polycompute_cuda::codegen::movement::{self, split_axis};
-use polycompute_cuda::codegen::scan::{self, ScanPass, ScanPlan};
-use polycompute_cuda::codegen::sort::{self, SortOutput};
-use polycompute_cuda::codegen::{map, Kernel};
-use polycompute_cuda::launch::{self, Limits};
 
-#[macro_use]
-mod common;
-mod views_cases;
-use common::{build_and_run, compiler};
-use views_cases::{bytes_of, cases, compare, data, read_vec, scan_data, shape, Case};
+use super::shim::{build_and_run, compiler};
+use super::views_cases::{bytes_of, cases, compare, data, read_vec, scan_data, shape, Case};
 
 const SHIM: &str = cuda_host_shim!(
     r#"

@@ -7,14 +7,12 @@
 
 use std::sync::Arc;
 
+use crate::codegen::map;
 use polycompute_core::testing::specials::{extended_of, host_pairs};
 use polycompute_core::testing::Ulps;
 use polycompute_core::{bf16, f16, BackendKind, BinaryOp, DType, Device, Expr, HostVec, Op, Program, Shape, UnaryOp};
-use polycompute_cuda::codegen::map;
 
-#[macro_use]
-mod common;
-use common::{build_and_run, compiler, host_type};
+use super::shim::{build_and_run, compiler, host_type};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -118,7 +116,7 @@ fn half_ulps(a: u16, b: u16) -> u32 {
 fn generated_map_kernels_agree_with_the_cpu_backend() {
     // Referencing the crates links them (and registers both backends).
     let _ = polycompute_cpu::CpuBackend;
-    let _ = polycompute_cuda::matmul_impl();
+    let _ = crate::matmul_impl();
     let Some(cxx) = compiler() else {
         println!("SKIPPED: no C++ compiler (set CXX)");
         return;

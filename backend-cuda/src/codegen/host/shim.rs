@@ -1,9 +1,6 @@
-//! What the host_* tests share: the host prelude that maps the CUDA intrinsics the generated
+//! What the host emulation files share: the host prelude that maps the CUDA intrinsics the generated
 //! kernels use to their exact host equivalents, the file helpers of the generated mains, and
 //! the Rust helpers that find the C++ compiler and name a dtype's C type.
-
-// Each test binary compiles this module and uses only part of it.
-#![allow(dead_code)]
 
 use std::process::Command;
 

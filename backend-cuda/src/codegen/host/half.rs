@@ -8,13 +8,11 @@
 
 use std::path::Path;
 
+use crate::codegen::semantics::PRELUDE;
 use polycompute_core::philox;
 use polycompute_core::{bf16, f16};
-use polycompute_cuda::codegen::semantics::PRELUDE;
 
-#[macro_use]
-mod common;
-use common::{build_and_run, compiler};
+use super::shim::{build_and_run, compiler};
 
 const SHIM: &str = cuda_host_shim!("");
 

@@ -3,7 +3,7 @@
 //! columns, each with its second pass), and compares them with the CPU backend and with
 //! `polycompute_core::philox`.
 //!
-//! Every launch has the grid and block the backend computes (`polycompute_cuda::launch`:
+//! Every launch has the grid and block the backend computes (`crate::launch`:
 //! `reduce_rows`, `reduce_cols`, `strided_1d` for a device of 132 multiprocessors), once with
 //! CUDA's limits and once with limits that clamp the grid to 2 blocks (so the grid-stride
 //! loops take several trips). The column and fill kernels' threads never meet, so each of
@@ -17,13 +17,11 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::codegen::{fill, reduce, Kernel};
+use crate::launch::{self, LaunchConfig, Limits};
 use polycompute_core::{bf16, f16, philox, BackendKind, DType, Device, Fill, HostVec, Op, ReduceKind, Shape};
-use polycompute_cuda::codegen::{fill, reduce, Kernel};
-use polycompute_cuda::launch::{self, LaunchConfig, Limits};
 
-#[macro_use]
-mod common;
-use common::{build_and_run, compiler, host_type};
+use super::shim::{build_and_run, compiler, host_type};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -313,7 +311,7 @@ fn emit_reduce(
 #[test]
 fn reductions_agree_with_the_cpu_backend_on_every_path() {
     let _ = polycompute_cpu::CpuBackend;
-    let _ = polycompute_cuda::matmul_impl();
+    let _ = crate::matmul_impl();
     let Some(cxx) = compiler() else {
         println!("SKIPPED: no C++ compiler (set CXX)");
         return;

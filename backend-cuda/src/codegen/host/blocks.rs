@@ -5,20 +5,18 @@
 //! multiples of the tiles; k = 0; its variants for transposed operands) against an f64 host
 //! product, the half (f16, bf16) matmul kernel the same way (its f32 accumulation rounded
 //! once), and transposes exactly. Each kernel runs with the grid and block the backend
-//! computes for it (`polycompute_cuda::launch`): with CUDA's limits (several blocks), and
+//! computes for it (`crate::launch`): with CUDA's limits (several blocks), and
 //! with limits that clamp the grid to a block or two, so the kernels' loops over the row
 //! tiles, batch entries and tiles past the grid must cover the rest.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::codegen::{layout, matmul, matmul_half, reduce, Kernel};
+use crate::launch::{self, LaunchConfig, Limits};
 use polycompute_core::{bf16, f16, halves, philox, DType, MatmulTranspose, ReduceKind, Shape};
-use polycompute_cuda::codegen::{layout, matmul, matmul_half, reduce, Kernel};
-use polycompute_cuda::launch::{self, LaunchConfig, Limits};
 
-#[macro_use]
-mod common;
-use common::{build_and_run, compiler, host_type};
+use super::shim::{build_and_run, compiler, host_type};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
