@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use polycompute_core::testing::specials::{extended_of, host_pairs};
-use polycompute_core::testing::Ulps;
 use polycompute_core::{bf16, f16, BackendKind, BinaryOp, DType, Device, Expr, HostVec, Op, Program, Shape, UnaryOp};
 use polycompute_cuda::codegen::map;
+use polycompute_testing::specials::{extended_of, host_pairs};
+use polycompute_testing::Ulps;
 
 #[macro_use]
 mod common;

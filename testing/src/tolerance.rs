@@ -14,7 +14,7 @@
 //! uses [`Tolerance::default_for`]: exact for integers, [`DEFAULT_FLOAT_ULPS`] ULPs for floats.
 //!
 //! ```
-//! use polycompute_core::testing::{tolerance, Tolerance};
+//! use polycompute_testing::{tolerance, Tolerance};
 //! use polycompute_core::HostVec;
 //!
 //! let want = HostVec::F32(vec![1.0, 2.0, f32::NAN]);
@@ -28,7 +28,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{DType, HostVec};
+use polycompute_core::{DType, HostVec};
 
 use super::ulps::{self, SignedZeros};
 
@@ -194,8 +194,8 @@ pub fn epsilon(dtype: DType) -> f64 {
         DType::F32 => f32::EPSILON as f64,
         DType::F64 => f64::EPSILON,
         DType::I32 | DType::U32 => 0.0,
-        DType::F16 => crate::f16::EPSILON.to_f64(),
-        DType::BF16 => crate::bf16::EPSILON.to_f64(),
+        DType::F16 => polycompute_core::f16::EPSILON.to_f64(),
+        DType::BF16 => polycompute_core::bf16::EPSILON.to_f64(),
     }
 }
 
@@ -305,11 +305,11 @@ pub fn compare_value(dtype: DType, index: usize, got: f64, want: f64, tolerance:
             ((!got.is_nan() && !want.is_nan()).then(|| ulps::distance(got, want)), got.to_bits() == want.to_bits())
         }
         DType::F16 => {
-            let (g, w) = (crate::halves::f16_from_f64(got), crate::halves::f16_from_f64(want));
+            let (g, w) = (polycompute_core::halves::f16_from_f64(got), polycompute_core::halves::f16_from_f64(want));
             ((!g.is_nan() && !w.is_nan()).then(|| ulps::distance(g, w)), g.to_bits() == w.to_bits())
         }
         DType::BF16 => {
-            let (g, w) = (crate::halves::bf16_from_f64(got), crate::halves::bf16_from_f64(want));
+            let (g, w) = (polycompute_core::halves::bf16_from_f64(got), polycompute_core::halves::bf16_from_f64(want));
             ((!g.is_nan() && !w.is_nan()).then(|| ulps::distance(g, w)), g.to_bits() == w.to_bits())
         }
         DType::I32 | DType::U32 => (Some((got - want).abs() as u64), got == want),

@@ -3,9 +3,9 @@
 //! bound that scales with the number of terms (reductions, matmul). The table here is the one
 //! in `docs/conformance.md`; a unit test keeps the two identical.
 
-use polycompute_core::{BinaryOp, DType, ReduceKind, UnaryOp};
+use polycompute::{BinaryOp, DType, ReduceKind, UnaryOp};
 
-use crate::testing::Ulps;
+use polycompute_testing::Ulps;
 
 /// The allowed difference between a device's result and the reference.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -163,8 +163,8 @@ pub fn eps(dtype: DType) -> f64 {
     match dtype {
         DType::F32 => f32::EPSILON as f64,
         DType::F64 => f64::EPSILON,
-        DType::F16 => polycompute_core::f16::EPSILON.to_f64(),
-        DType::BF16 => polycompute_core::bf16::EPSILON.to_f64(),
+        DType::F16 => polycompute::f16::EPSILON.to_f64(),
+        DType::BF16 => polycompute::bf16::EPSILON.to_f64(),
         _ => 0.0,
     }
 }
@@ -214,7 +214,7 @@ pub fn matmul_bound(k: usize, abs_sum: f64, dtype: DType) -> f64 {
 }
 
 /// The size of one ULP at `x` (the gap to the next float away from zero).
-pub use crate::testing::ulps::ulp_size;
+pub use polycompute_testing::ulps::ulp_size;
 
 /// One row of the tolerance table: (op, dtype, tolerance).
 pub type Row = (String, DType, Tolerance);

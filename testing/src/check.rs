@@ -3,7 +3,7 @@
 //! [`Tolerance`].
 //!
 //! ```no_run
-//! use polycompute_core::testing::{named, Check, Tolerance};
+//! use polycompute_testing::{named, Check, Tolerance};
 //! use polycompute_core::Device;
 //!
 //! fn scaled_sum(dev: &Device) -> polycompute_core::Result<(polycompute_core::DeviceArray<f32>, polycompute_core::DeviceArray<u32>)> {
@@ -32,7 +32,7 @@ use std::fmt;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::{registry, BackendKind, DType, Device, DeviceId};
+use polycompute_core::{registry, BackendKind, DType, Device, DeviceId};
 
 use super::devices::{Required, TestKitError};
 use super::outputs::{HostArray, IntoOutputs};
@@ -133,7 +133,7 @@ pub enum CheckError {
         /// The error's message.
         error: String,
     },
-    /// The closure returned [`Error::Unsupported`](crate::Error::Unsupported) on a device that
+    /// The closure returned [`Error::Unsupported`](polycompute_core::Error::Unsupported) on a device that
     /// is not the reference: the device cannot run it (f64 without `SHADER_F64`), so it is
     /// skipped, visibly; a failure only when the scope's required backend compared no device.
     Unsupported {
@@ -537,8 +537,8 @@ fn run_one<O: IntoOutputs, E: fmt::Display + 'static>(
         Ok(Err(e)) => {
             // A device that cannot run an op for a dtype (f64 on a GPU without it) is not wrong.
             let unsupported = (&e as &dyn std::any::Any)
-                .downcast_ref::<crate::Error>()
-                .is_some_and(|e| matches!(e, crate::Error::Unsupported { device: Some(_), .. }));
+                .downcast_ref::<polycompute_core::Error>()
+                .is_some_and(|e| matches!(e, polycompute_core::Error::Unsupported { device: Some(_), .. }));
             if unsupported {
                 return Err(CheckError::Unsupported { device, error: e.to_string() });
             }
@@ -562,8 +562,8 @@ pub fn format_value(dtype: DType, v: f64) -> String {
         DType::F32 => format!("{:?}", v as f32),
         DType::F64 => format!("{v:?}"),
         DType::I32 | DType::U32 => format!("{}", v as i64),
-        DType::F16 => format!("{:?}", crate::halves::f16_from_f64(v)),
-        DType::BF16 => format!("{:?}", crate::halves::bf16_from_f64(v)),
+        DType::F16 => format!("{:?}", polycompute_core::halves::f16_from_f64(v)),
+        DType::BF16 => format!("{:?}", polycompute_core::halves::bf16_from_f64(v)),
     }
 }
 
@@ -603,7 +603,7 @@ fn values_error(device: &Device, index: usize, want: &HostArray, tol: &Tolerance
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::HostVec;
+    use polycompute_core::HostVec;
 
     // Core's own tests link no backend: every scope is skipped, unless required.
 
@@ -615,7 +615,7 @@ mod tests {
         assert!(report.to_string().contains("SKIPPED"));
         let wgpu =
             Check::new("w").run_scope(Scope::Kind(BackendKind::Wgpu), |_| Ok::<_, String>(Vec::<HostArray>::new()));
-        if crate::testing::devices::is_required(BackendKind::Wgpu) {
+        if crate::devices::is_required(BackendKind::Wgpu) {
             // Required (CI's all-features run), but core's tests have no reference device:
             // an error, never a silent pass.
             assert!(wgpu.is_err(), "a required backend must not be skipped");

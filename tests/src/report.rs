@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use polycompute_core::{DType, Device};
+use polycompute::{DType, Device};
 
 use super::corpus::Case;
 use super::runner::{run_case, Outcome, Status};
@@ -217,7 +217,7 @@ pub fn run(devices: &[Device], cases: &[Case]) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::corpus::corpus;
+    use crate::corpus::corpus;
 
     fn outcome(status: Status, exact: bool, max_ulp: u64) -> Outcome {
         Outcome { status, exact, max_ulp, message: "why".into() }

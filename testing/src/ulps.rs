@@ -11,7 +11,7 @@
 //! [`SignedZeros`]' choice.
 //!
 //! ```
-//! use polycompute_core::testing::{ulps, SignedZeros, Ulps};
+//! use polycompute_testing::{ulps, SignedZeros, Ulps};
 //!
 //! let next = f32::from_bits(1.0f32.to_bits() + 1);
 //! assert_eq!(ulps::distance(1.0f32, next), 1);
@@ -27,7 +27,7 @@
 
 use std::fmt;
 
-use crate::{bf16, f16, DType};
+use polycompute_core::{bf16, f16, DType};
 
 /// A float type whose values can be measured in ULPs: `f32`, `f64`, [`f16`](struct@f16) or [`bf16`]
 /// (a half's ULPs are those of the half type, not of the f32 it is computed in).
@@ -127,14 +127,14 @@ pub fn distance<T: UlpFloat>(a: T, b: T) -> u64 {
 pub fn ulp_size(x: f64, dtype: DType) -> f64 {
     match dtype {
         DType::F16 => {
-            let a = crate::halves::f16_from_f64(x.abs());
+            let a = polycompute_core::halves::f16_from_f64(x.abs());
             if !a.is_finite() {
                 return 0.0;
             }
             f16::from_bits(a.to_bits() + 1).to_f64() - a.to_f64()
         }
         DType::BF16 => {
-            let a = crate::halves::bf16_from_f64(x.abs());
+            let a = polycompute_core::halves::bf16_from_f64(x.abs());
             if !a.is_finite() {
                 return 0.0;
             }

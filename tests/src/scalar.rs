@@ -1,13 +1,13 @@
 //! The reference's scalar semantics: every unary, binary, select and cast rule of
-//! `polycompute_core::expr`, one element at a time, written from the documentation and
+//! `polycompute::expr`, one element at a time, written from the documentation and
 //! independently of any backend. Float results are computed in f64 and rounded once to the
 //! dtype (correctly rounded for `+ - * / sqrt`, and within half an ULP plus libm's error for
 //! the transcendentals). For the halves that is the documented "compute in f32, round once":
 //! f32 carries more than twice a half's precision plus two bits, so rounding the f64 result
 //! once gives the same bits as rounding the f32 result for `+ - * / sqrt`.
 
-use polycompute_core::halves::{bf16_from_f64, f16_from_f64};
-use polycompute_core::{BinaryOp, DType, HostVec, Scalar, UnaryOp};
+use polycompute::halves::{bf16_from_f64, f16_from_f64};
+use polycompute::{BinaryOp, DType, HostVec, Scalar, UnaryOp};
 
 /// Element `i` of a host vector as a scalar.
 pub fn get(v: &HostVec, i: usize) -> Scalar {

@@ -1,7 +1,7 @@
 //! Views and data movement on the CPU device: views (slice with `s![]`, flip, permute, broadcast_to,
 //! expand_dims/squeeze, reshape), maps over views, and the new ops against expectations
 //! computed here with ndarray and plain loops. The cross-backend corpus is in
-//! src/conformance; these pin the user API and the bad-input errors.
+//! tests/src (polycompute-conformance); these pin the user API and the bad-input errors.
 
 use ndarray::{s, Array, ArrayD, Axis, IxDyn};
 use polycompute::{Device, Error};

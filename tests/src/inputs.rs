@@ -2,10 +2,10 @@
 //! host so every backend sees the same inputs) and its curated special values ([`specials`]).
 //! The corpus's golden snapshots pin both.
 
-use polycompute_core::DType;
+use polycompute::DType;
 
-pub use crate::testing::inputs::Gen;
-pub use crate::testing::specials::of as specials;
+pub use polycompute_testing::inputs::Gen;
+pub use polycompute_testing::specials::of as specials;
 
 /// Number of special values of a dtype.
 pub fn specials_len(dtype: DType) -> usize {

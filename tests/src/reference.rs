@@ -1,8 +1,8 @@
 //! The f64 CPU reference: a naive, element-at-a-time implementation of every op's contract
-//! (`polycompute_core::op` and `polycompute_core::expr`), written independently of the CPU
+//! (`polycompute::op` and `polycompute::expr`), written independently of the CPU
 //! backend. Its results, rounded to the output dtype, are the suite's golden values.
 
-use polycompute_core::{DType, Fill, HostVec, Program, ReduceKind, Scalar};
+use polycompute::{DType, Fill, HostVec, Program, ReduceKind, Scalar};
 
 use super::corpus::CaseOp;
 use super::movement;
@@ -148,7 +148,7 @@ fn unflatten(mut flat: usize, dims: &[usize], idx: &mut [usize]) {
 }
 
 fn map(program: &Program, inputs: &[Input]) -> Result<Reference, String> {
-    use polycompute_core::expr::InstOp;
+    use polycompute::expr::InstOp;
     let shapes: Vec<&[usize]> = inputs.iter().map(|(d, _)| d.as_slice()).collect();
     let dims = broadcast(&shapes)?;
     let n: usize = dims.iter().product();
@@ -288,14 +288,12 @@ fn reduce_lane(kind: ReduceKind, dtype: DType, lane: &[Scalar]) -> (Scalar, Erro
             exact(Scalar::F64(sum as f64 / n as f64))
         }
         ReduceKind::Sum | ReduceKind::Prod => {
-            let op =
-                if kind == ReduceKind::Sum { polycompute_core::BinaryOp::Add } else { polycompute_core::BinaryOp::Mul };
+            let op = if kind == ReduceKind::Sum { polycompute::BinaryOp::Add } else { polycompute::BinaryOp::Mul };
             let init = scalar::cast(Scalar::U32((kind == ReduceKind::Prod) as u32), dtype);
             exact(lane.iter().fold(init, |acc, &x| scalar::binary(op, acc, x)))
         }
         ReduceKind::Min | ReduceKind::Max => {
-            let op =
-                if kind == ReduceKind::Min { polycompute_core::BinaryOp::Min } else { polycompute_core::BinaryOp::Max };
+            let op = if kind == ReduceKind::Min { polycompute::BinaryOp::Min } else { polycompute::BinaryOp::Max };
             exact(lane[1..].iter().fold(lane[0], |acc, &x| scalar::binary(op, acc, x)))
         }
         ReduceKind::ArgMin | ReduceKind::ArgMax => exact(Scalar::U32(arg_extreme(kind, lane) as u32)),
@@ -359,7 +357,7 @@ fn transpose(dims: &[usize], v: &HostVec, perm: &[usize]) -> Result<(HostVec, Ve
     Ok((out.finish(), out_dims))
 }
 
-/// Philox4x32-10, written from the recipe in `polycompute_core::philox`'s docs.
+/// Philox4x32-10, written from the recipe in `polycompute::philox`'s docs.
 pub fn philox(seed: u64, block: u64) -> [u32; 4] {
     let mut key = [seed as u32, (seed >> 32) as u32];
     let mut c = [block as u32, (block >> 32) as u32, 0, 0];
@@ -438,7 +436,7 @@ fn box_muller(u1: f64, u2: f64, i: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use polycompute_core::{philox as core_philox, Expr};
+    use polycompute::{philox as core_philox, Expr};
 
     fn run(op: CaseOp, inputs: Vec<Input>) -> Reference {
         compute(&op, &inputs).unwrap()

@@ -9,7 +9,7 @@
 //! device; [`add_large`] is the larger variant, run when `POLYCOMPUTE_SIZE_TIER=large` (see
 //! docs/conformance.md), compared with the reference only.
 
-use polycompute_core::{DType, ReduceKind, ScanKind};
+use polycompute::{DType, ReduceKind, ScanKind};
 
 use super::corpus::{input, label, CaseOp, InputSpec};
 use super::inputs::Gen;

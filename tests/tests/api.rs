@@ -178,7 +178,7 @@ fn large_map_and_sum_are_correct_in_parallel() {
 
 #[test]
 fn special_values_survive_the_round_trip_on_every_device() {
-    use polycompute_core::testing::{for_each_device, Specials, Ulps};
+    use polycompute::testing::{for_each_device, Specials, Ulps};
 
     // Data movement keeps every bit: NaN, -0.0, subnormals and the integer extremes.
     fn round_trip<T: Specials>(dev: &Device) -> Vec<u64> {

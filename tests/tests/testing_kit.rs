@@ -4,10 +4,10 @@
 //! signed zeros, errors and panics in the closure). It also checks a few of our own ops
 //! across devices with the kit (dogfooding).
 
-use polycompute::{BackendKind, DType, Device, DeviceArray, HostVec, Result};
-use polycompute_core::testing::{
+use polycompute::testing::{
     backend_tests, named, Check, CheckError, HostArray, IntoOutputs, Scope, SignedZeros, Tolerance,
 };
+use polycompute::{BackendKind, DType, Device, DeviceArray, HostVec, Result};
 
 /// Row softmax, then a matrix product with fixed weights, and the argmax of each row: maps,
 /// reductions and matmul in one small pipeline.
@@ -37,7 +37,7 @@ backend_tests!(bucket_counts);
 /// Data movement and sign operations keep every bit of the special values (NaN, -0.0,
 /// subnormals, infinities): exact, signed zeros included.
 fn specials_survive_ops(dev: &Device) -> Result<(DeviceArray<f32>, DeviceArray<f64>, DeviceArray<i32>)> {
-    use polycompute_core::testing::Specials;
+    use polycompute::testing::Specials;
     let f = f32::extended();
     let d = f64::extended();
     let i = i32::extended();
@@ -201,7 +201,7 @@ fn a_required_backend_without_devices_fails_its_test() {
 
 #[test]
 fn last_bit_differences_do_not_churn_a_stored_snapshot() {
-    use polycompute_core::testing::snapshot::{prepare, Site};
+    use polycompute::testing::snapshot::{prepare, Site};
 
     let dir = std::env::temp_dir().join(format!("pc-kit-snap-{}", std::process::id()));
     let site = Site { workspace: dir.clone(), file: "tests/kit.rs", module_path: "kit" };
@@ -233,8 +233,9 @@ fn last_bit_differences_do_not_churn_a_stored_snapshot() {
 #[test]
 fn the_kit_reads_the_snapshot_file_insta_writes() {
     // backend_tests!(softmax_matmul, ..., snapshot) asserts from module `testing_kit::softmax_matmul`.
-    let site = polycompute_core::testing::snapshot::Site {
-        workspace: env!("CARGO_MANIFEST_DIR").into(),
+    let site = polycompute::testing::snapshot::Site {
+        // As the macro does: insta's workspace root, which `file!()` is relative to.
+        workspace: polycompute::testing::insta::_get_workspace_root!().as_path().to_path_buf(),
         file: file!(),
         module_path: "testing_kit::softmax_matmul",
     };

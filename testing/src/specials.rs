@@ -8,7 +8,7 @@
 //! ranges), each once.
 //!
 //! ```
-//! use polycompute_core::testing::specials::{self, Specials};
+//! use polycompute_testing::specials::{self, Specials};
 //!
 //! let v = specials::f32();
 //! assert!(v.iter().any(|x| x.is_nan()) && v.contains(&f32::NEG_INFINITY));
@@ -21,7 +21,7 @@
 //! assert_eq!((a, b), (vec![1, 1, 2, 2], vec![1, 2, 1, 2]));
 //! ```
 
-use crate::{bf16, f16, DType, Element, HostVec};
+use polycompute_core::{bf16, f16, DType, Element, HostVec};
 
 /// The curated f32 specials: NaN, ±Inf, ±0, ±1, halves (round half to even), the smallest
 /// and largest subnormals, the extremes, values around 1 and the powers of two where f32
@@ -334,7 +334,8 @@ pub fn u32() -> Vec<u32> {
 /// The curated specials of `dtype`.
 ///
 /// ```
-/// use polycompute_core::{testing::specials, DType};
+/// use polycompute_testing::specials;
+/// use polycompute_core::DType;
 /// assert_eq!(specials::of(DType::U32).len(), specials::u32().len());
 /// ```
 pub fn of(dtype: DType) -> HostVec {

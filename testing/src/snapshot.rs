@@ -1,5 +1,5 @@
 //! Snapshots of device outputs shared by every backend, with [insta](https://insta.rs)
-//! (feature `insta`; `polycompute`'s feature `testing` turns it on).
+//! (`polycompute`'s feature `testing` brings the kit with it).
 //!
 //! A snapshot records what a human reviews, per output: its dtype and shape, a deterministic
 //! sample of at most [`SAMPLE`] elements (evenly spaced, first and last included) formatted so
@@ -15,7 +15,7 @@
 //! diff and a `.snap.new` file, and `cargo insta review` works as usual.
 //!
 //! ```no_run
-//! use polycompute_core::testing::{assert_device_snapshot, Check};
+//! use polycompute_testing::{assert_device_snapshot, Check};
 //!
 //! assert_device_snapshot!("squares", Check::new("squares"), |dev: &polycompute_core::Device| {
 //!     dev.from_slice(&[1.0f32, 2.0, 3.0], &[3])?.map(|x| x.clone() * x)
@@ -25,7 +25,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::{DType, Device, HostVec};
+use polycompute_core::{DType, Device, HostVec};
 
 use super::check::{format_value, Check, Scope};
 use super::outputs::{HostArray, IntoOutputs};
@@ -36,7 +36,7 @@ use super::ulps;
 pub const SAMPLE: usize = 16;
 
 /// Where an assertion is: what insta needs to find its snapshot file. Made by
-/// [`assert_device_snapshot!`](crate::testing::assert_device_snapshot) at the call site.
+/// [`assert_device_snapshot!`](crate::assert_device_snapshot) at the call site.
 #[derive(Clone, Debug)]
 pub struct Site {
     /// The cargo workspace root of the crate with the assertion.

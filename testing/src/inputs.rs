@@ -1,12 +1,12 @@
 //! Deterministic inputs: element `i` of an input depends only on its generator, its seed and
 //! `i`, and is computed on the host from core's Philox streams
-//! ([`crate::philox::block`]), so every backend, machine and run sees the same values.
+//! ([`polycompute_core::philox::block`]), so every backend, machine and run sees the same values.
 //!
 //! The conformance corpus materializes every case's inputs here; its golden snapshots pin
 //! the algorithms, so they must not change.
 //!
 //! ```
-//! use polycompute_core::testing::{inputs, Gen};
+//! use polycompute_testing::{inputs, Gen};
 //! use polycompute_core::{DType, HostVec};
 //!
 //! let x: Vec<f64> = inputs::uniform(3, 1000, -2.0, 2.0);
@@ -18,8 +18,8 @@
 //! assert!(v[1].is_nan() && v[0].fract() == 0.0);
 //! ```
 
-use crate::philox;
-use crate::{DType, Element, HostVec};
+use polycompute_core::philox;
+use polycompute_core::{DType, Element, HostVec};
 
 use super::specials;
 
@@ -81,8 +81,8 @@ impl Gen {
                         HostVec::F64(v) => v[i] = x,
                         HostVec::I32(v) => v[i] = x as i32,
                         HostVec::U32(v) => v[i] = x as u32,
-                        HostVec::F16(v) => v[i] = crate::halves::f16_from_f64(x),
-                        HostVec::BF16(v) => v[i] = crate::halves::bf16_from_f64(x),
+                        HostVec::F16(v) => v[i] = polycompute_core::halves::f16_from_f64(x),
+                        HostVec::BF16(v) => v[i] = polycompute_core::halves::bf16_from_f64(x),
                     }
                 }
                 v
@@ -153,12 +153,16 @@ fn uniform_host(dtype: DType, len: usize, seed: u64, lo: f64, hi: f64) -> HostVe
         // One word per element, 24 bits, rounded once to the half type.
         DType::F16 => HostVec::F16(
             (0..len)
-                .map(|_| crate::halves::f16_from_f64(lo + (hi - lo) * ((w.next() >> 8) as f64 / 16_777_216.0)))
+                .map(|_| {
+                    polycompute_core::halves::f16_from_f64(lo + (hi - lo) * ((w.next() >> 8) as f64 / 16_777_216.0))
+                })
                 .collect(),
         ),
         DType::BF16 => HostVec::BF16(
             (0..len)
-                .map(|_| crate::halves::bf16_from_f64(lo + (hi - lo) * ((w.next() >> 8) as f64 / 16_777_216.0)))
+                .map(|_| {
+                    polycompute_core::halves::bf16_from_f64(lo + (hi - lo) * ((w.next() >> 8) as f64 / 16_777_216.0))
+                })
                 .collect(),
         ),
     }
@@ -173,8 +177,10 @@ fn ints(dtype: DType, len: usize, seed: u64, lo: i64, hi: i64) -> HostVec {
         DType::F64 => HostVec::F64((0..len).map(|_| next() as f64).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| next() as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| next() as u32).collect()),
-        DType::F16 => HostVec::F16((0..len).map(|_| crate::halves::f16_from_f64(next() as f64)).collect()),
-        DType::BF16 => HostVec::BF16((0..len).map(|_| crate::halves::bf16_from_f64(next() as f64)).collect()),
+        DType::F16 => HostVec::F16((0..len).map(|_| polycompute_core::halves::f16_from_f64(next() as f64)).collect()),
+        DType::BF16 => {
+            HostVec::BF16((0..len).map(|_| polycompute_core::halves::bf16_from_f64(next() as f64)).collect())
+        }
     }
 }
 
@@ -192,8 +198,8 @@ fn wide(dtype: DType, len: usize, seed: u64, max_exp: i32) -> HostVec {
         DType::F64 => HostVec::F64((0..len).map(|_| float()).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| w.next() as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| w.next()).collect()),
-        DType::F16 => HostVec::F16((0..len).map(|_| crate::halves::f16_from_f64(float())).collect()),
-        DType::BF16 => HostVec::BF16((0..len).map(|_| crate::halves::bf16_from_f64(float())).collect()),
+        DType::F16 => HostVec::F16((0..len).map(|_| polycompute_core::halves::f16_from_f64(float())).collect()),
+        DType::BF16 => HostVec::BF16((0..len).map(|_| polycompute_core::halves::bf16_from_f64(float())).collect()),
     }
 }
 

@@ -6,7 +6,7 @@
 //! and tuples of up to four of these.
 //!
 //! ```
-//! use polycompute_core::testing::{named, IntoOutputs};
+//! use polycompute_testing::{named, IntoOutputs};
 //! # fn demo(dev: &polycompute_core::Device) -> polycompute_core::Result<()> {
 //! let x = dev.from_slice(&[1.0f32, 2.0], &[2])?;
 //! let n = dev.from_slice(&[7u32], &[1])?;
@@ -15,7 +15,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::{DType, DeviceArray, Element, HostVec, Result};
+use polycompute_core::{DType, DeviceArray, Element, HostVec, Result};
 
 /// One output, on the host: its name when it has one, dtype, shape and elements.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,8 +1,11 @@
 //! The golden text of a case: the reference output in full precision (round-trip decimal),
 //! or for large outputs a digest of every value plus a fixed sample of positions. One text per
-//! case, shared by every backend; `tests/conformance.rs` pins it with an insta snapshot.
+//! case, shared by every backend; `tests/tests/conformance.rs` pins it with an insta snapshot,
+//! one file per case in [`snapshot_dir`].
 
-use polycompute_core::HostVec;
+use std::path::PathBuf;
+
+use polycompute::HostVec;
 
 use super::corpus::Case;
 use super::reference::Reference;
@@ -12,6 +15,12 @@ use super::scalar::get;
 pub const FULL_LIMIT: usize = 1024;
 /// Number of sampled positions of a larger output.
 pub const SAMPLES: usize = 64;
+
+/// The folder of the golden snapshots, `conformance__{case}.snap` (this crate's `snapshots/`,
+/// beside its `src/` and `tests/`: the corpus's data, not one test file's).
+pub fn snapshot_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"))
+}
 
 /// FNV-1a, 64-bit: a small, stable hash for digests and seeds.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
@@ -23,8 +32,8 @@ fn canonical_bits(v: &HostVec, i: usize) -> u64 {
     match v {
         HostVec::F32(x) if x[i].is_nan() => f32::NAN.to_bits() as u64,
         HostVec::F64(x) if x[i].is_nan() => f64::NAN.to_bits(),
-        HostVec::F16(x) if x[i].is_nan() => polycompute_core::f16::NAN.to_bits() as u64,
-        HostVec::BF16(x) if x[i].is_nan() => polycompute_core::bf16::NAN.to_bits() as u64,
+        HostVec::F16(x) if x[i].is_nan() => polycompute::f16::NAN.to_bits() as u64,
+        HostVec::BF16(x) if x[i].is_nan() => polycompute::bf16::NAN.to_bits() as u64,
         _ => get(v, i).to_bits(),
     }
 }

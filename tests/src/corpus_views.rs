@@ -3,7 +3,7 @@
 //! shapes (empty, one element, sizes around 64/256/1024 multiples, negative-step views,
 //! indices at both ends of the axis).
 
-use polycompute_core::{BinaryOp, DType, Expr, Layout, MatmulTranspose, Scalar, ScanKind, Shape};
+use polycompute::{BinaryOp, DType, Expr, Layout, MatmulTranspose, Scalar, ScanKind, Shape};
 
 use super::corpus::{input, label, CaseOp, InputSpec};
 use super::inputs::{specials_len, Gen};
@@ -17,7 +17,7 @@ const LENGTHS: [usize; 10] = [0, 1, 7, 63, 65, 255, 256, 257, 1023, 1025];
 
 /// Adds every case, in a fixed order.
 pub(crate) fn add_all(add: &mut Add<'_>) {
-    for dtype in crate::conformance::corpus::DTYPES {
+    for dtype in crate::corpus::DTYPES {
         view_cases(add, dtype);
         concat_cases(add, dtype);
         index_cases(add, dtype);
@@ -137,8 +137,8 @@ fn pad_cases(add: &mut Add<'_>, dtype: DType) {
         DType::F64 => Scalar::F64(f64::NAN),
         DType::I32 => Scalar::I32(i32::MIN),
         DType::U32 => Scalar::U32(u32::MAX),
-        DType::F16 => Scalar::F16(polycompute_core::f16::NEG_ZERO),
-        DType::BF16 => Scalar::BF16(polycompute_core::bf16::NAN),
+        DType::F16 => Scalar::F16(polycompute::f16::NEG_ZERO),
+        DType::BF16 => Scalar::BF16(polycompute::bf16::NAN),
     };
     type Widths<'a> = &'a [(usize, usize)];
     let cases: [(&[usize], Widths<'_>); 4] = [
@@ -271,7 +271,7 @@ mod tests {
             "argsort",
             "topk",
         ];
-        for dtype in crate::conformance::corpus::DTYPES {
+        for dtype in crate::corpus::DTYPES {
             for row in rows {
                 assert!(all.iter().any(|c| c.op == row && c.dtype == dtype), "{row} {dtype}");
             }

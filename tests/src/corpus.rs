@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use polycompute_core::{
+use polycompute::{
     BinaryOp, DType, Expr, Fill, Layout, MatmulTranspose, Op, Program, ReduceKind, Result, Scalar, ScanKind, Shape,
     UnaryOp,
 };
@@ -26,7 +26,7 @@ pub const PAST_F32_COUNT: usize = (1 << 24) + 3;
 /// The small sizes every size-sensitive op runs at.
 pub const SIZES: [usize; 6] = [0, 1, 7, 255, 256, 257];
 
-/// What a case computes (the host-side description of a [`polycompute_core::Op`]).
+/// What a case computes (the host-side description of a [`polycompute::Op`]).
 #[derive(Clone, Debug)]
 pub enum CaseOp {
     /// An elementwise expression over the inputs, broadcast.
@@ -624,8 +624,8 @@ fn fill_cases(c: &mut Corpus) {
         Scalar::F64(1.0 / 3.0),
         Scalar::I32(i32::MIN),
         Scalar::U32(u32::MAX),
-        Scalar::F16(polycompute_core::f16::MAX),
-        Scalar::BF16(polycompute_core::bf16::from_bits(1)),
+        Scalar::F16(polycompute::f16::MAX),
+        Scalar::BF16(polycompute::bf16::from_bits(1)),
     ];
     for value in constants {
         let dtype = value.dtype();

@@ -1,4 +1,4 @@
-//! Cross-backend conformance: every case of `polycompute::conformance::corpus()` on every
+//! Cross-backend conformance: every case of `polycompute_conformance::corpus()` on every
 //! available device of every backend, one trial per backend × case, named
 //! `conformance::{backend}::{case}` (filter with `cargo test --test conformance -- NAME`).
 //!
@@ -8,14 +8,14 @@
 //! reference under the case's tolerance. A backend that is not compiled in or has no device is
 //! skipped, and says so; `POLYCOMPUTE_REQUIRE=wgpu,cuda` (any subset) makes that a failure.
 
-use polycompute_core::sync::LockUnpoisoned;
+use polycompute::sync::LockUnpoisoned;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use polycompute::conformance::{corpus, run_case, Case, Prepared, Status};
+use polycompute::testing::devices::{Required, REQUIRE_ENV};
 use polycompute::{BackendKind, Device};
-use polycompute_core::testing::devices::{Required, REQUIRE_ENV};
+use polycompute_conformance::{corpus, golden, run_case, Case, Prepared, Status};
 
 /// Backend kinds in the order their trials run.
 const KINDS: [BackendKind; 3] = [BackendKind::Cpu, BackendKind::Wgpu, BackendKind::Cuda];
@@ -83,7 +83,10 @@ fn golden_trial(shared: Arc<Shared>) -> Trial {
                 return Err(format!("op gives {dtype} {shape}, the reference {} {:?}", r.values.dtype(), r.dims).into());
             }
             let text = p.golden(&shared.case);
-            insta::assert_snapshot!(shared.case.name.as_str(), text);
+            // The goldens are the corpus's, in the crate's snapshots/ (not beside this file).
+            let mut settings = insta::Settings::clone_current();
+            settings.set_snapshot_path(golden::snapshot_dir());
+            settings.bind(|| insta::assert_snapshot!(shared.case.name.as_str(), text));
             Ok(())
         })
     })
@@ -121,7 +124,7 @@ fn device_trial(
 /// with it, or a stale golden value would linger unseen.
 fn orphan_trial(names: Vec<String>) -> Trial {
     Trial::test("conformance::golden::no_orphan_snapshots", move || {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+        let dir = golden::snapshot_dir();
         let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut orphans = Vec::new();
         for entry in entries.flatten() {
@@ -189,7 +192,7 @@ fn main() {
     }
     // The size tier's larger variant, on request: compared with the reference, no golden.
     if std::env::var("POLYCOMPUTE_SIZE_TIER").is_ok_and(|v| v == "large") {
-        for case in polycompute::conformance::corpus_large() {
+        for case in polycompute_conformance::corpus_large() {
             let shared = Arc::new(Shared { case, prepared: Mutex::new(None), users: AtomicUsize::new(backends.len()) });
             for (kind, devices) in &backends {
                 trials.push(device_trial(*kind, devices.clone(), shared.clone(), unsupported.clone()));

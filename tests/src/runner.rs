@@ -1,13 +1,13 @@
 //! Runs a case on a device and compares the result with the reference under the case's
 //! tolerance.
 
-use polycompute_core::{BufferRef, DType, Device, Error, HostVec};
+use polycompute::{BufferRef, DType, Device, Error, HostVec};
 
 use super::corpus::Case;
 use super::reference::{Input, Reference};
 use super::scalar::get;
 use super::tolerance::{ErrorBound, Tolerance};
-use crate::testing::ulps;
+use polycompute_testing::ulps;
 
 /// How a case went on one device.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -100,8 +100,8 @@ fn element(got: &HostVec, want: &HostVec, i: usize, tol: Tolerance, bound: Optio
     let identical = g.to_bits() == w.to_bits();
     let dtype = want.dtype();
     // ULPs of the output dtype (a half's are the half's, not those of the f32 it computes in).
-    let (gh, wh) = (polycompute_core::f16::from_f64(gf), polycompute_core::f16::from_f64(wf));
-    let (gb, wb) = (polycompute_core::bf16::from_f64(gf), polycompute_core::bf16::from_f64(wf));
+    let (gh, wh) = (polycompute::f16::from_f64(gf), polycompute::f16::from_f64(wf));
+    let (gb, wb) = (polycompute::bf16::from_f64(gf), polycompute::bf16::from_f64(wf));
     let mut ulp = match dtype {
         DType::F32 => ulps::distance(gf as f32, wf as f32),
         DType::F16 => ulps::distance(gh, wh),
@@ -139,7 +139,7 @@ pub fn run_case(device: &Device, case: &Case, inputs: &[Input], reference: &Refe
 }
 
 /// Uploads the inputs, executes the case's op, and downloads the result.
-pub fn execute(device: &Device, case: &Case, inputs: &[Input]) -> polycompute_core::Result<HostVec> {
+pub fn execute(device: &Device, case: &Case, inputs: &[Input]) -> polycompute::Result<HostVec> {
     let op = case.op()?;
     let backend = device.backend();
     let buffers = inputs.iter().map(|(_, v)| backend.upload(v.as_slice())).collect::<Result<Vec<BufferRef>, _>>()?;

@@ -1,7 +1,7 @@
-//! A test kit for checking results across backends, behind the `testing` feature: the same
-//! special values, the same deterministic inputs, one ULP comparison and one way to run a
-//! check on every device, for the workspace's own tests, the conformance suite and users'
-//! own pipelines.
+//! polycompute-testing: a test kit for checking results across backends (the facade's
+//! `polycompute::testing`, with its feature `testing`): the same special values, the same
+//! deterministic inputs, one ULP comparison and one way to run a check on every device, for
+//! the workspace's own tests, the conformance suite and users' own pipelines.
 //!
 //! - [`specials`]: the special values of each dtype (±0, ±Inf, NaN, subnormals, extremes,
 //!   values around powers of two and the integer ranges) and their pairs.
@@ -19,11 +19,11 @@
 //!   device, the output and the first differing elements.
 //! - [`backend_tests!`]: one test per backend kind (`my_check::cpu`, `my_check::wgpu`,
 //!   `my_check::cuda`), skipped visibly without devices, failing when required.
-//! - [`snapshot`] and [`assert_device_snapshot!`] (feature `insta`): one insta snapshot of the
+//! - [`snapshot`] and [`assert_device_snapshot!`]: one insta snapshot of the
 //!   outputs that every backend shares.
 //!
 //! ```
-//! use polycompute_core::testing::{inputs, specials, Ulps};
+//! use polycompute_testing::{inputs, specials, Ulps};
 //!
 //! let x: Vec<f32> = inputs::uniform(7, 4, -1.0, 1.0);
 //! assert_eq!(x, inputs::uniform::<f32>(7, 4, -1.0, 1.0), "the same seed gives the same inputs");
@@ -37,7 +37,6 @@ pub mod devices;
 pub mod inputs;
 mod macros;
 pub mod outputs;
-#[cfg(feature = "insta")]
 pub mod snapshot;
 pub mod specials;
 pub mod tolerance;
@@ -51,11 +50,13 @@ pub use specials::Specials;
 pub use tolerance::{Tolerance, DEFAULT_FLOAT_ULPS};
 pub use ulps::{Mismatch, Mismatches, SignedZeros, UlpFloat, Ulps};
 
-#[cfg(feature = "insta")]
 #[doc(inline)]
 pub use crate::__polycompute_assert_device_snapshot as assert_device_snapshot;
 #[doc(inline)]
 pub use crate::__polycompute_backend_tests as backend_tests;
 /// The insta crate, for [`assert_device_snapshot!`] (a test needs no dependency of its own).
-#[cfg(feature = "insta")]
 pub use insta;
+// The macros name core's items through the kit, so that a user who reaches the kit through
+// the facade (`polycompute::testing`) needs no dependency on polycompute-core.
+#[doc(hidden)]
+pub use polycompute_core as __core;

@@ -1,11 +1,11 @@
 //! The f64 reference of the view and data-movement ops — views, data movement, scans, sorting —
-//! element at a time from numpy's rules (as `polycompute_core::op` states them), written
+//! element at a time from numpy's rules (as `polycompute::op` states them), written
 //! independently of the CPU backend: explicit multi-indices, a comparison sort with numpy's
 //! comparator, compensated prefix sums.
 
 use std::cmp::Ordering;
 
-use polycompute_core::{BinaryOp, DType, HostVec, Layout, Program, Scalar, ScanKind};
+use polycompute::{BinaryOp, DType, HostVec, Layout, Program, Scalar, ScanKind};
 
 use super::reference::{accurate_sum, AccurateSum, Input, Reference};
 use super::scalar::{self, get, Builder};

@@ -1,8 +1,12 @@
-//! The cross-backend conformance corpus, shared by `tests/conformance.rs` and
-//! `polycompute check`: one list of cases ([`corpus`](mod@corpus)), an independent f64 reference
-//! ([`reference`](mod@reference)), the tolerance table ([`tolerance`]), the golden text each case's insta
-//! snapshot pins ([`golden`]), and the runner that compares a device with the reference
-//! ([`runner`]). `docs/conformance.md` explains the choices.
+//! polycompute-conformance: the cross-backend conformance corpus, shared by its test
+//! `tests/tests/conformance.rs` and `polycompute check`: one list of cases
+//! ([`corpus`](mod@corpus)), an independent f64 reference ([`reference`](mod@reference)), the
+//! tolerance table ([`tolerance`]), the golden text each case's insta snapshot pins
+//! ([`golden`], the snapshots in `tests/snapshots/`), and the runner that compares a device
+//! with the reference ([`runner`]). `docs/conformance.md` explains the choices.
+//!
+//! The crate's integration tests (`tests/tests/`) are also the facade's: the API, bad input,
+//! views, the test kit through `polycompute::testing`, and the worker pool.
 
 pub mod corpus;
 mod corpus_sizes;

@@ -6,7 +6,7 @@
 //! *required*: when one of them has no device, that is an error. CI sets it for what it has.
 //!
 //! ```no_run
-//! use polycompute_core::testing::for_each_device;
+//! use polycompute_testing::for_each_device;
 //!
 //! // Every device of every backend linked into this test binary.
 //! let ran = for_each_device(|dev| {
@@ -20,7 +20,7 @@
 use std::fmt;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use crate::{registry, BackendKind, Device};
+use polycompute_core::{registry, BackendKind, Device};
 
 /// The environment variable that lists the required backends.
 pub const REQUIRE_ENV: &str = "POLYCOMPUTE_REQUIRE";
@@ -46,17 +46,18 @@ pub enum TestKitError {
     #[error("{id} is listed but does not open: {source}")]
     Open {
         /// The device id (`wgpu:1`).
-        id: crate::DeviceId,
+        id: polycompute_core::DeviceId,
         /// The error opening it.
         #[source]
-        source: crate::Error,
+        source: polycompute_core::Error,
     },
 }
 
 /// The backends that must have a device for tests to pass.
 ///
 /// ```
-/// use polycompute_core::{testing::Required, BackendKind};
+/// use polycompute_testing::Required;
+/// use polycompute_core::BackendKind;
 /// let r = Required::parse("wgpu, CUDA").unwrap();
 /// assert!(r.contains(BackendKind::Cuda) && !r.contains(BackendKind::Cpu));
 /// assert!(Required::parse("tpu").is_err());
@@ -144,7 +145,10 @@ impl Required {
 
     /// Runs `check` on each of [`devices`](Required::devices), in order, and returns their
     /// ids. When `check` panics, the device's id goes to stderr before the panic goes on.
-    pub fn for_each_device(&self, mut check: impl FnMut(&Device)) -> Result<Vec<crate::DeviceId>, TestKitError> {
+    pub fn for_each_device(
+        &self,
+        mut check: impl FnMut(&Device),
+    ) -> Result<Vec<polycompute_core::DeviceId>, TestKitError> {
         let mut ran = Vec::new();
         for dev in self.devices()? {
             let id = dev.id();
@@ -165,7 +169,7 @@ pub fn is_required(kind: BackendKind) -> bool {
 }
 
 /// [`Required::for_each_device`] with what `POLYCOMPUTE_REQUIRE` lists.
-pub fn for_each_device(check: impl FnMut(&Device)) -> Result<Vec<crate::DeviceId>, TestKitError> {
+pub fn for_each_device(check: impl FnMut(&Device)) -> Result<Vec<polycompute_core::DeviceId>, TestKitError> {
     Required::from_env()?.for_each_device(check)
 }
 
