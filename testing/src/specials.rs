@@ -23,43 +23,71 @@
 
 use polycompute_core::{bf16, f16, DType, Element, HostVec};
 
-/// The curated f32 specials: NaN, ±Inf, ±0, ±1, halves (round half to even), the smallest
-/// and largest subnormals, the extremes, values around 1 and the powers of two where f32
-/// stops holding every integer (2^24) or an i32/u32 (2^31, 2^32).
-const F32: [f32; 32] = [
-    f32::NAN,
-    f32::INFINITY,
-    f32::NEG_INFINITY,
-    0.0,
-    -0.0,
-    1.0,
-    -1.0,
-    0.5,
-    -0.5,
-    1.5,
-    2.5,
-    -2.5,
-    3.0,
-    -7.25,
-    f32::from_bits(1),
-    -f32::from_bits(1),
-    f32::from_bits(0x007f_ffff),
-    f32::MIN_POSITIVE,
-    -f32::MIN_POSITIVE,
-    f32::MAX,
-    f32::MIN,
-    f32::EPSILON,
-    1.0 + f32::EPSILON,
-    std::f32::consts::PI,
-    1.0e10,
-    -3.0e9,
-    2_147_483_520.0,
-    2_147_483_648.0,
-    4_294_967_040.0,
-    4_294_967_296.0,
-    16_777_216.0,
-    -16_777_215.0,
-];
+/// A float dtype's corners, which every float dtype's curated set starts with in one order.
+trait FloatCorners: Element + num_traits::Float {
+    /// The smallest positive subnormal.
+    const SMALLEST_SUBNORMAL: Self;
+    /// The largest subnormal.
+    const LARGEST_SUBNORMAL: Self;
+    /// π in this dtype.
+    const PI: Self;
+    /// `v` in this dtype; the callers give only values every float dtype holds exactly.
+    fn exact(v: f64) -> Self;
+}
+
+impl FloatCorners for f32 {
+    const SMALLEST_SUBNORMAL: f32 = f32::from_bits(1);
+    const LARGEST_SUBNORMAL: f32 = f32::from_bits(0x007f_ffff);
+    const PI: f32 = std::f32::consts::PI;
+    fn exact(v: f64) -> f32 {
+        v as f32
+    }
+}
+
+impl FloatCorners for f64 {
+    const SMALLEST_SUBNORMAL: f64 = f64::from_bits(1);
+    const LARGEST_SUBNORMAL: f64 = f64::from_bits(0x000f_ffff_ffff_ffff);
+    const PI: f64 = std::f64::consts::PI;
+    fn exact(v: f64) -> f64 {
+        v
+    }
+}
+
+impl FloatCorners for f16 {
+    const SMALLEST_SUBNORMAL: f16 = f16::from_bits(0x0001); // 2^-24
+    const LARGEST_SUBNORMAL: f16 = f16::from_bits(0x03ff);
+    const PI: f16 = f16::PI;
+    fn exact(v: f64) -> f16 {
+        f16::from_f64(v)
+    }
+}
+
+impl FloatCorners for bf16 {
+    const SMALLEST_SUBNORMAL: bf16 = bf16::from_bits(0x0001); // 2^-133
+    const LARGEST_SUBNORMAL: bf16 = bf16::from_bits(0x007f);
+    const PI: bf16 = bf16::PI;
+    fn exact(v: f64) -> bf16 {
+        bf16::from_f64(v)
+    }
+}
+
+/// A float dtype's curated set: NaN, ±Inf, ±0, ±1, halves (round half to even), 3 and -7.25,
+/// the smallest subnormals, the largest subnormal, the smallest normals, the extremes, epsilon,
+/// 1 + epsilon and π, then `own`, the dtype's own corners.
+fn float_specials<F: FloatCorners>(own: &[F]) -> Vec<F> {
+    let mut v = vec![F::nan(), F::infinity(), F::neg_infinity(), F::zero(), F::neg_zero(), F::one(), -F::one()];
+    v.extend([0.5, -0.5, 1.5, 2.5, -2.5, 3.0, -7.25].map(F::exact));
+    v.extend([F::SMALLEST_SUBNORMAL, -F::SMALLEST_SUBNORMAL, F::LARGEST_SUBNORMAL]);
+    v.extend([F::min_positive_value(), -F::min_positive_value(), F::max_value(), F::min_value()]);
+    v.extend([F::epsilon(), F::one() + F::epsilon(), F::PI]);
+    v.extend_from_slice(own);
+    v
+}
+
+/// f32's own curated corners: large values, and the powers of two where f32 stops holding
+/// every integer (2^24) or an i32/u32 (2^31, 2^32).
+const F32: [f32; 8] =
+    [1.0e10, -3.0e9, 2_147_483_520.0, 2_147_483_648.0, 4_294_967_040.0, 4_294_967_296.0, 16_777_216.0, -16_777_215.0];
 
 /// More f32 values for the extended set: other fractions and magnitudes, a subnormal in the
 /// middle of the range, values past the integer ranges.
@@ -82,33 +110,9 @@ const F32_MORE: [f32; 16] = [
     16_777_217.0,
 ];
 
-/// The curated f64 specials: as [`F32`], plus values that round differently in f32 (3.4e38,
+/// f64's own curated corners: as f32's, plus values that round differently in f32 (3.4e38,
 /// 1e-40) and 2^53 + 1, the first integer f64 does not hold.
-const F64: [f64; 33] = [
-    f64::NAN,
-    f64::INFINITY,
-    f64::NEG_INFINITY,
-    0.0,
-    -0.0,
-    1.0,
-    -1.0,
-    0.5,
-    -0.5,
-    1.5,
-    2.5,
-    -2.5,
-    3.0,
-    -7.25,
-    f64::from_bits(1),
-    -f64::from_bits(1),
-    f64::from_bits(0x000f_ffff_ffff_ffff),
-    f64::MIN_POSITIVE,
-    -f64::MIN_POSITIVE,
-    f64::MAX,
-    f64::MIN,
-    f64::EPSILON,
-    1.0 + f64::EPSILON,
-    std::f64::consts::PI,
+const F64: [f64; 9] = [
     1.0e300,
     -3.0e9,
     2_147_483_647.5,
@@ -174,36 +178,11 @@ const U32: [u32; 15] = [
 /// More u32 values for the extended set.
 const U32_MORE: [u32; 3] = [31, 32, 12_345_678];
 
-/// The curated f16 specials: NaN, ±Inf, ±0, ±1, halves, the smallest subnormals (±2^-24),
-/// the largest subnormal, the smallest normal, ±65504 (the largest finite: `65504 + 65504`
-/// overflows to Inf), epsilon, values around 1, 2048 (the last integer before f16 skips odd
+/// f16's own curated corners (after the shared ones, whose extremes are ±65504, the largest
+/// finite: `65504 + 65504` overflows to Inf): 2048 (the last integer before f16 skips odd
 /// ones, so `2048 + 1` is a tie that rounds to the even 2048), 2049's neighbours and a value
 /// past the i32 range once cast. Pairs of them hit every rounding corner of the binary ops.
-const F16: [f16; 28] = [
-    f16::NAN,
-    f16::INFINITY,
-    f16::NEG_INFINITY,
-    f16::ZERO,
-    f16::NEG_ZERO,
-    f16::ONE,
-    f16::NEG_ONE,
-    f16::from_bits(0x3800), // 0.5
-    f16::from_bits(0xb800), // -0.5
-    f16::from_bits(0x3e00), // 1.5
-    f16::from_bits(0x4100), // 2.5
-    f16::from_bits(0xc100), // -2.5
-    f16::from_bits(0x4200), // 3.0
-    f16::from_bits(0xc740), // -7.25
-    f16::from_bits(0x0001), // the smallest subnormal, 2^-24
-    f16::from_bits(0x8001),
-    f16::from_bits(0x03ff), // the largest subnormal
-    f16::MIN_POSITIVE,
-    f16::from_bits(0x8400), // -MIN_POSITIVE
-    f16::MAX,
-    f16::MIN,
-    f16::EPSILON,
-    f16::from_bits(0x3c01), // 1 + EPSILON
-    f16::PI,
+const F16: [f16; 4] = [
     f16::from_bits(0x6800), // 2048
     f16::from_bits(0x6801), // 2050
     f16::from_bits(0xe7ff), // -2047
@@ -222,35 +201,10 @@ const F16_MORE: [f16; 8] = [
     f16::from_bits(0x7bfe), // the value below MAX
 ];
 
-/// The curated bf16 specials: as [`F16`] with bf16's corners: the smallest subnormals
-/// (±2^-133), the largest subnormal, the smallest normal, ±3.39e38 (the largest finite), 256
-/// (the last integer before bf16 skips odd ones: `256 + 1` is a tie that rounds to 256), 258,
-/// and 2^31 and 2^32 (past the i32 and u32 ranges once cast).
-const BF16: [bf16; 29] = [
-    bf16::NAN,
-    bf16::INFINITY,
-    bf16::NEG_INFINITY,
-    bf16::ZERO,
-    bf16::NEG_ZERO,
-    bf16::ONE,
-    bf16::NEG_ONE,
-    bf16::from_bits(0x3f00), // 0.5
-    bf16::from_bits(0xbf00), // -0.5
-    bf16::from_bits(0x3fc0), // 1.5
-    bf16::from_bits(0x4020), // 2.5
-    bf16::from_bits(0xc020), // -2.5
-    bf16::from_bits(0x4040), // 3.0
-    bf16::from_bits(0xc0e8), // -7.25
-    bf16::from_bits(0x0001), // the smallest subnormal
-    bf16::from_bits(0x8001),
-    bf16::from_bits(0x007f), // the largest subnormal
-    bf16::MIN_POSITIVE,
-    bf16::from_bits(0x8080), // -MIN_POSITIVE
-    bf16::MAX,
-    bf16::MIN,
-    bf16::EPSILON,
-    bf16::from_bits(0x3f81), // 1 + EPSILON
-    bf16::PI,
+/// bf16's own curated corners (after the shared ones, whose extremes are ±3.39e38): 256 (the
+/// last integer before bf16 skips odd ones: `256 + 1` is a tie that rounds to 256), 258, and
+/// 2^31 and 2^32 (past the i32 and u32 ranges once cast).
+const BF16: [bf16; 5] = [
     bf16::from_bits(0x4380), // 256
     bf16::from_bits(0x4381), // 258
     bf16::from_bits(0xc37f), // -255
@@ -292,10 +246,10 @@ fn union<T: Element>(first: &[T], more: &[T]) -> Vec<T> {
 }
 
 macro_rules! specials {
-    ($t:ty, $curated:ident, $more:ident) => {
+    ($t:ty, $curated:expr, $more:ident) => {
         impl Specials for $t {
             fn specials() -> Vec<$t> {
-                $curated.to_vec()
+                $curated
             }
             fn extended() -> Vec<$t> {
                 union(&$curated, &$more)
@@ -304,12 +258,12 @@ macro_rules! specials {
     };
 }
 
-specials!(f32, F32, F32_MORE);
-specials!(f64, F64, F64_MORE);
-specials!(i32, I32, I32_MORE);
-specials!(u32, U32, U32_MORE);
-specials!(f16, F16, F16_MORE);
-specials!(bf16, BF16, BF16_MORE);
+specials!(f32, float_specials(&F32), F32_MORE);
+specials!(f64, float_specials(&F64), F64_MORE);
+specials!(f16, float_specials(&F16), F16_MORE);
+specials!(bf16, float_specials(&BF16), BF16_MORE);
+specials!(i32, I32.to_vec(), I32_MORE);
+specials!(u32, U32.to_vec(), U32_MORE);
 
 /// The curated f32 specials.
 pub fn f32() -> Vec<f32> {
