@@ -252,7 +252,7 @@ macro_rules! specials {
                 $curated
             }
             fn extended() -> Vec<$t> {
-                union(&$curated, &$more)
+                union(&Self::specials(), &$more)
             }
         }
     };
