@@ -1,6 +1,6 @@
 //! The result journal (`PoolBuilder::journal`): a run that stops halfway leaves its
 //! finished results in the journal; the rerun returns them without running those tasks
-//! again and runs only the rest. (The MPI version, with a killed rank, is in tests/mpi.)
+//! again and runs only the rest. (The MPI version, with a killed rank, is in tests/tests/mpi.)
 
 use std::collections::HashMap;
 

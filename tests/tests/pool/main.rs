@@ -11,7 +11,7 @@
 #[cfg(test)]
 #[test]
 fn pool_tests_need_harness_false() {
-    panic!("tests/pool/main.rs must be a `[[test]] name = \"pool\" harness = false` target in Cargo.toml");
+    panic!("tests/tests/pool/main.rs must be a `[[test]] name = \"pool\" harness = false` target in tests/Cargo.toml");
 }
 
 mod batch_cases;
