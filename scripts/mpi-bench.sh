@@ -19,7 +19,7 @@ if ! "$py" -c 'import mpi4py' 2>/dev/null; then
     python3 -m venv benches/.venv
     "$py" -m pip install -q mpi4py
 fi
-exe="$(cargo test --release -p polycompute --features mpi --test mpi --no-run --message-format=json |
+exe="$(cargo test --release -p polycompute-conformance --features mpi --test mpi --no-run --message-format=json |
     python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)

@@ -16,7 +16,7 @@
 # (SHARED)) and the device rule by local rank: the CPU on these GPU-less hosts, and with
 # POLYCOMPUTE_MPI_FAKE_GPUS (the rule's test hook: the node's CUDA GPU count, set per host)
 # the one GPU of nodeA for its rank and GPU `local rank % 2` on nodeB; `polycompute demo`
-# completing under the launch; and the MPI test's two-host case (tests/mpi, MPI_TWO_HOSTS):
+# completing under the launch; and the MPI test's two-host case (tests/tests/mpi, MPI_TWO_HOSTS):
 # the 10,000-task map identical to the local pool with every worker rank taking part, each
 # task's rank on its own host and device, and (given MPI_DIGEST, a one-host run's `DIGEST`
 # line, as scripts/mpi.sh does) the same outputs as on one host.
@@ -80,7 +80,7 @@ if [[ -z "$bin" ]]; then
     bin="$tmp/polycompute"
 fi
 test_exe="${MPI_TEST_EXE:-}"
-[[ -n "$test_exe" ]] || test_exe="$(artifact mpi test -p polycompute --test mpi --no-run)"
+[[ -n "$test_exe" ]] || test_exe="$(artifact mpi test -p polycompute-conformance --test mpi --no-run)"
 [[ -x "$bin" && -x "$test_exe" ]] || die "no polycompute binary ('$bin') or MPI test ('$test_exe')"
 bin="$(realpath "$bin")" test_exe="$(realpath "$test_exe")"
 

@@ -38,8 +38,8 @@ export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
     exit 1
 }
 
-echo "+ cargo test -p polycompute --features mpi --test mpi --no-run"
-exe="$(cargo test -p polycompute --features mpi --test mpi --no-run --message-format=json |
+echo "+ cargo test -p polycompute-conformance --features mpi --test mpi --no-run"
+exe="$(cargo test -p polycompute-conformance --features mpi --test mpi --no-run --message-format=json |
     python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)

@@ -55,7 +55,8 @@ else
 fi
 
 # Default features: the CPU-only build that any machine with just Rust gets.
-run cargo test -p polycompute -p polycompute-core -p polycompute-pool -p polycompute-cpu -p polycompute-cli
+run cargo test -p polycompute -p polycompute-core -p polycompute-pool -p polycompute-cpu -p polycompute-testing \
+    -p polycompute-conformance -p polycompute-cli
 
 # Everything compiled in. wgpu must really run (lavapipe is there), so a missing adapter is a
 # failure, not a skip; CUDA has no driver here and reports itself unavailable.

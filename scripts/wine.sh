@@ -61,13 +61,13 @@ cargo_test() {
     run timeout -k 10 "$1" cargo test --target "$target" "${@:2}"
 }
 cargo_test 900 --no-run -p polycompute-core -p polycompute-pool -p polycompute-cpu --lib
-cargo_test 900 --no-run -p polycompute --test conformance --test api --test bad_input --test pool
+cargo_test 900 --no-run -p polycompute-conformance --test conformance --test api --test bad_input --test pool
 cargo_test 300 -p polycompute-core -p polycompute-pool -p polycompute-cpu --lib
-cargo_test 300 -p polycompute --test api --test bad_input
+cargo_test 300 -p polycompute-conformance --test api --test bad_input
 # Every case's device-against-reference comparison runs; the golden snapshots do not: they
 # pin the f64 reference as Linux computes it, and the reference's sin/exp/pow come from the
 # platform's C library, whose last bits differ on Windows (Linux's run checks the goldens).
-cargo_test 300 -p polycompute --test conformance -- --skip conformance::golden::
-cargo_test 600 -p polycompute --test pool
+cargo_test 300 -p polycompute-conformance --test conformance -- --skip conformance::golden::
+cargo_test 600 -p polycompute-conformance --test pool
 run timeout -k 10 60 wineserver -k || true
 echo "scripts/wine.sh: the Windows tests passed under Wine"

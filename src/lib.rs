@@ -27,13 +27,7 @@ pub use polycompute_cuda;
 #[cfg(feature = "wgpu")]
 pub use polycompute_wgpu;
 
-// The conformance corpus is built on core's test kit, so core always has it here; the facade
-// shows it as `polycompute::testing` only with its feature `testing` (the private import
-// otherwise hides the name the glob above would bring).
+/// The cross-backend test kit (`polycompute-testing`, feature `testing`): checks of your own
+/// code on every device under a tolerance, one test per backend kind, shared device snapshots.
 #[cfg(feature = "testing")]
-pub use polycompute_core::testing;
-#[cfg(not(feature = "testing"))]
-#[allow(hidden_glob_reexports)]
-use polycompute_core::testing;
-
-pub mod conformance;
+pub use polycompute_testing as testing;

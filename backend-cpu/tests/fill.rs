@@ -6,7 +6,7 @@ mod common;
 
 use common::dev;
 use polycompute_core::philox;
-use polycompute_core::testing::Ulps;
+use polycompute_testing::Ulps;
 
 const LENGTHS: [usize; 5] = [0, 1, 7, 4099, 300_001];
 

@@ -6,8 +6,8 @@
 mod common;
 
 use common::dev;
-use polycompute_core::testing::specials::{pairs, Specials};
 use polycompute_core::{bf16, f16, DType, Element, Expr};
+use polycompute_testing::specials::{pairs, Specials};
 
 /// Bits of a half vector, NaNs made one value (payloads are not part of the contract).
 fn bits<H: Element>(v: &[H]) -> Vec<u64> {

@@ -5,8 +5,8 @@
 mod common;
 
 use common::dev;
-use polycompute_core::testing::Specials;
 use polycompute_core::{DType, DeviceArray, Element};
+use polycompute_testing::Specials;
 
 fn permutations(n: usize) -> Vec<Vec<usize>> {
     if n == 0 {

@@ -5,8 +5,8 @@
 mod common;
 
 use common::dev;
-use polycompute_core::testing::{Specials, UlpFloat, Ulps};
 use polycompute_core::{BinaryOp, DeviceArray, Expr, UnaryOp};
+use polycompute_testing::{Specials, UlpFloat, Ulps};
 
 /// A float dtype under test, seen through f64.
 trait F: Specials + UlpFloat {

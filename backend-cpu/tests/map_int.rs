@@ -5,8 +5,8 @@
 mod common;
 
 use common::dev;
-use polycompute_core::testing::Specials;
 use polycompute_core::{BinaryOp, DeviceArray, Expr, UnaryOp};
+use polycompute_testing::Specials;
 
 /// An integer dtype under test, seen through i64.
 trait I: Specials {

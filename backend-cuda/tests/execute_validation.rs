@@ -32,7 +32,7 @@ fn a_real_device_refuses_them_too() {
     polycompute_cuda::set_matmul_impl(polycompute_cuda::matmul_impl());
     let cuda = polycompute_core::registry::backend(polycompute_core::BackendKind::Cuda).unwrap();
     if let Err(e) = cuda.devices() {
-        let required = polycompute_core::testing::devices::is_required(polycompute_core::BackendKind::Cuda);
+        let required = polycompute_testing::devices::is_required(polycompute_core::BackendKind::Cuda);
         assert!(!required, "POLYCOMPUTE_REQUIRE lists cuda but CUDA is unavailable: {e}");
         println!("SKIPPED: no CUDA device ({e})");
         return;

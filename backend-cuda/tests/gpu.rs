@@ -6,8 +6,9 @@
 //! reductions, sort, own and cuBLAS matmul) against the CPU backend.
 //! The cross-backend conformance suite (tests/conformance.rs of the facade) covers the rest.
 
-use polycompute_core::{philox, testing, BackendKind, DType, Device, DeviceArray, Element, Expr};
+use polycompute_core::{philox, BackendKind, DType, Device, DeviceArray, Element, Expr};
 use polycompute_cuda::{cublas_status, set_matmul_impl, MatmulImpl};
+use polycompute_testing as testing;
 
 fn device() -> Option<Device> {
     // Referencing the crate links it, and linking registers the backend.

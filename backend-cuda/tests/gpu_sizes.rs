@@ -5,8 +5,9 @@
 //! `tests/launch_limits.rs` checks these launches' grids against the fake driver; this runs
 //! them. Each array stays within a few hundred MiB.
 
-use polycompute_core::{testing, BackendKind, Device};
+use polycompute_core::{BackendKind, Device};
 use polycompute_cuda::{cublas_status, set_matmul_impl, MatmulImpl};
+use polycompute_testing as testing;
 
 fn device() -> Option<Device> {
     // Referencing the crate links it, and linking registers the backend.

@@ -4,7 +4,8 @@
 //! exercised), and large ones (hundreds of thousands of elements per sorted row, chunked
 //! scans with carries, 65536 contended atomic adds, a long negative-step map).
 
-use polycompute_core::{testing, BackendKind, DType, Device};
+use polycompute_core::{BackendKind, DType, Device};
+use polycompute_testing as testing;
 
 mod views_cases;
 use views_cases::{cases, compare, large_cases};

@@ -3,8 +3,8 @@
 //! the devices.
 
 use polycompute_core::registry;
-use polycompute_core::testing::devices::is_required;
 use polycompute_core::{BackendKind, Error};
+use polycompute_testing::devices::is_required;
 
 /// Whether the loader should find a real driver (`POLYCOMPUTE_REQUIRE` lists cuda); a stub
 /// answers cuInit with 34.

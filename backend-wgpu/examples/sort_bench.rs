@@ -12,8 +12,8 @@
 
 use std::time::Instant;
 
-use polycompute_core::testing::inputs::uniform;
 use polycompute_core::{Backend, Device, DeviceArray};
+use polycompute_testing::inputs::uniform;
 use polycompute_wgpu::WgpuBackend;
 
 type Run<'a> = Box<dyn Fn(&DeviceArray<f32>) -> polycompute_core::Result<Vec<u32>> + 'a>;

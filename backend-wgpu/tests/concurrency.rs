@@ -2,7 +2,7 @@
 
 mod common;
 
-use polycompute_core::testing::inputs::uniform;
+use polycompute_testing::inputs::uniform;
 
 #[test]
 fn threads_share_one_device() {

@@ -7,9 +7,9 @@
 mod common;
 
 use ndarray::s;
-use polycompute_core::testing::inputs::{bits, uniform};
 use polycompute_core::{bf16, f16};
 use polycompute_core::{Device, DeviceArray, Element};
+use polycompute_testing::inputs::{bits, uniform};
 
 /// Bits of a half, for exact comparison (NaN payloads included).
 trait HalfBits: Element + Copy + std::fmt::Debug {

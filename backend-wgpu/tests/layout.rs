@@ -2,8 +2,8 @@
 
 mod common;
 
-use polycompute_core::testing::inputs::uniform;
 use polycompute_core::{DType, Error, Shape};
+use polycompute_testing::inputs::uniform;
 
 /// Host permutation of `x` (of `dims`): output axis i is input axis perm[i].
 fn permute<T: Copy>(x: &[T], dims: &[usize], perm: &[usize]) -> Vec<T> {

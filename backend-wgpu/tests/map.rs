@@ -3,10 +3,10 @@
 
 mod common;
 
-use polycompute_core::testing::inputs::{bits, uniform};
-use polycompute_core::testing::specials::{pairs, Specials};
-use polycompute_core::testing::Ulps;
 use polycompute_core::{map, DType, Error, Expr, Scalar};
+use polycompute_testing::inputs::{bits, uniform};
+use polycompute_testing::specials::{pairs, Specials};
+use polycompute_testing::Ulps;
 
 /// The corner cases: signed zeros, infinities, NaN, subnormals, huge values, values around
 /// the integer ranges.

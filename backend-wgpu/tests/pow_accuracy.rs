@@ -6,8 +6,8 @@
 
 mod common;
 
-use polycompute_core::testing::inputs::{bits, uniform};
-use polycompute_core::testing::ulps::ordered_f32;
+use polycompute_testing::inputs::{bits, uniform};
+use polycompute_testing::ulps::ordered_f32;
 
 /// The largest distance measured on lavapipe and llvmpipe over these families is 1 ulp
 /// (`cargo test -p polycompute-wgpu --test pow_accuracy -- --nocapture` prints it); one more

@@ -8,8 +8,8 @@ mod common;
 
 use common::sort_ref::ref_argsort;
 
-use polycompute_core::testing::inputs::{bits, uniform};
 use polycompute_core::{Device, Element};
+use polycompute_testing::inputs::{bits, uniform};
 
 /// Checks sort (bit for bit), argsort and topk of `data` shaped `shape` along `axis`.
 fn check<T: Element + Into<f64> + Copy>(dev: &Device, data: &[T], shape: &[usize], axis: usize, k: usize) {

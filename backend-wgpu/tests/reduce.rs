@@ -2,8 +2,8 @@
 
 mod common;
 
-use polycompute_core::testing::inputs::{bits, uniform};
 use polycompute_core::{DType, Error};
+use polycompute_testing::inputs::{bits, uniform};
 
 /// (outer, r, inner) view of `shape` around `axis`.
 fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {

@@ -9,8 +9,8 @@ mod common;
 use common::sort_ref::ref_argsort;
 
 use ndarray::s;
-use polycompute_core::testing::inputs::{bits, uniform};
 use polycompute_core::{DType, Device, DeviceArray, Element, Error};
+use polycompute_testing::inputs::{bits, uniform};
 
 /// An f32 sample with duplicates, signed zeros, infinities and NaNs.
 fn floats(seed: u64, n: usize) -> Vec<f32> {

@@ -4,8 +4,8 @@
 
 use std::process::ExitCode;
 
-use polycompute::conformance::{corpus, report};
 use polycompute::{BackendKind, Device};
+use polycompute_conformance::{corpus, report};
 
 /// Options of `check`.
 #[derive(clap::Args)]

@@ -116,7 +116,7 @@ mod wgpu {
 fn check_json_reports_one_row_per_case_and_device() {
     let (out, stdout, _) = run(&mut polycompute(&["check", "--device", "cpu:0", "--filter", "xor_i32", "--json"]));
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
-    let want = polycompute::conformance::corpus().iter().filter(|c| c.name.contains("xor_i32")).count();
+    let want = polycompute_conformance::corpus().iter().filter(|c| c.name.contains("xor_i32")).count();
     assert!(json["cases"] == want && json["failures"] == 0 && out.status.success(), "{json} (exit {})", out.status);
     let results = json["results"].as_array().expect("a results array");
     let keys = ["op", "dtype", "device", "status", "max_ulp"];

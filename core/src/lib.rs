@@ -22,8 +22,6 @@ pub mod registry;
 pub mod shape;
 #[doc(hidden)]
 pub mod sync;
-#[cfg(feature = "testing")]
-pub mod testing;
 mod view;
 
 pub use array::{map, DeviceArray};

@@ -1,5 +1,5 @@
 //! Helpers shared by the CPU backend's tests: the device. Special values, ULP comparison and
-//! inputs come from the test kit (`polycompute_core::testing`).
+//! inputs come from the test kit (`polycompute_testing`).
 
 #![allow(dead_code)]
 

@@ -1,15 +1,15 @@
 //! Shared test setup: the wgpu device under test, or a visible skip when there is no adapter
 //! and `POLYCOMPUTE_REQUIRE` does not list wgpu (then a missing adapter fails the test).
 //! Inputs, special values and ULP comparison come from the test kit
-//! (`polycompute_core::testing`).
+//! (`polycompute_testing`).
 #![allow(dead_code)]
 
 pub mod sort_ref;
 
 use std::sync::Arc;
 
-use polycompute_core::testing::Required;
 use polycompute_core::{Backend, BackendKind, Device};
+use polycompute_testing::Required;
 use polycompute_wgpu::{is_unavailable, WgpuBackend, WgpuDevice};
 
 /// The ordinal under test: `POLYCOMPUTE_WGPU_ORDINAL`, or 0.

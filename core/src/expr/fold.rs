@@ -12,36 +12,8 @@ use crate::dtype::{bf16, f16, DType, Scalar};
 pub(super) fn unary(op: UnaryOp, a: Scalar) -> Option<Scalar> {
     use UnaryOp::*;
     Some(match a {
-        Scalar::F32(x) => Scalar::F32(match op {
-            Neg => -x,
-            Abs => x.abs(),
-            Sqrt => x.sqrt(),
-            Recip => 1.0 / x,
-            Exp => x.exp(),
-            Ln => x.ln(),
-            Sin => x.sin(),
-            Cos => x.cos(),
-            Tan => x.tan(),
-            Tanh => x.tanh(),
-            Floor => x.floor(),
-            Ceil => x.ceil(),
-            Round => x.round_ties_even(),
-        }),
-        Scalar::F64(x) => Scalar::F64(match op {
-            Neg => -x,
-            Abs => x.abs(),
-            Sqrt => x.sqrt(),
-            Recip => 1.0 / x,
-            Exp => x.exp(),
-            Ln => x.ln(),
-            Sin => x.sin(),
-            Cos => x.cos(),
-            Tan => x.tan(),
-            Tanh => x.tanh(),
-            Floor => x.floor(),
-            Ceil => x.ceil(),
-            Round => x.round_ties_even(),
-        }),
+        Scalar::F32(x) => Scalar::F32(float_unary(op, x)),
+        Scalar::F64(x) => Scalar::F64(float_unary(op, x)),
         Scalar::I32(x) => Scalar::I32(match op {
             Neg => x.wrapping_neg(),
             Abs => x.wrapping_abs(),
@@ -123,62 +95,59 @@ pub(super) fn truthy(c: Scalar) -> bool {
     }
 }
 
-/// The float operations, generic over f32 and f64.
-trait Float: Copy + PartialOrd + std::ops::Rem<Output = Self> + std::ops::Add<Output = Self> {
-    const ZERO: Self;
-    const ONE: Self;
-    fn is_nan(self) -> bool;
-    fn is_sign_negative(self) -> bool;
-    fn copysign(self, sign: Self) -> Self;
-    fn powf(self, e: Self) -> Self;
-    fn arith(op: BinaryOp, x: Self, y: Self) -> Option<Self>;
+/// The float operations folding needs, generic over f32 and f64: num-traits' `Float`, and
+/// rounding half to even (`Round`'s rule), which it lacks.
+trait Float: num_traits::Float {
+    fn round_ties_even(self) -> Self;
 }
 
-macro_rules! float_impl {
-    ($t:ty) => {
-        impl Float for $t {
-            const ZERO: Self = 0.0;
-            const ONE: Self = 1.0;
-            fn is_nan(self) -> bool {
-                <$t>::is_nan(self)
-            }
-            fn is_sign_negative(self) -> bool {
-                <$t>::is_sign_negative(self)
-            }
-            fn copysign(self, sign: Self) -> Self {
-                <$t>::copysign(self, sign)
-            }
-            fn powf(self, e: Self) -> Self {
-                <$t>::powf(self, e)
-            }
-            fn arith(op: BinaryOp, x: Self, y: Self) -> Option<Self> {
-                Some(match op {
-                    BinaryOp::Add => x + y,
-                    BinaryOp::Sub => x - y,
-                    BinaryOp::Mul => x * y,
-                    BinaryOp::Div => x / y,
-                    _ => return None,
-                })
-            }
-        }
-    };
+impl Float for f32 {
+    fn round_ties_even(self) -> Self {
+        f32::round_ties_even(self)
+    }
 }
 
-float_impl!(f32);
-float_impl!(f64);
+impl Float for f64 {
+    fn round_ties_even(self) -> Self {
+        f64::round_ties_even(self)
+    }
+}
+
+/// `op(x)` for a float dtype (every unary op is defined on floats).
+fn float_unary<F: Float>(op: UnaryOp, x: F) -> F {
+    use UnaryOp::*;
+    match op {
+        Neg => -x,
+        Abs => x.abs(),
+        Sqrt => x.sqrt(),
+        Recip => F::one() / x,
+        Exp => x.exp(),
+        Ln => x.ln(),
+        Sin => x.sin(),
+        Cos => x.cos(),
+        Tan => x.tan(),
+        Tanh => x.tanh(),
+        Floor => x.floor(),
+        Ceil => x.ceil(),
+        Round => x.round_ties_even(),
+    }
+}
 
 fn float_binary<F: Float>(op: BinaryOp, x: F, y: F) -> Option<F> {
     use BinaryOp::*;
-    let flag = |b: bool| if b { F::ONE } else { F::ZERO };
+    let flag = |b: bool| if b { F::one() } else { F::zero() };
     Some(match op {
-        Add | Sub | Mul | Div => F::arith(op, x, y)?,
+        Add => x + y,
+        Sub => x - y,
+        Mul => x * y,
+        Div => x / y,
         // numpy's remainder: fmod, moved into the divisor's sign; a zero takes the divisor's sign.
         Rem => {
             let r = x % y;
             if r.is_nan() {
                 r
-            } else if r == F::ZERO {
-                F::ZERO.copysign(y)
+            } else if r == F::zero() {
+                F::zero().copysign(y)
             } else if r.is_sign_negative() != y.is_sign_negative() {
                 r + y
             } else {

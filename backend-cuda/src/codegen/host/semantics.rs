@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use crate::codegen::map;
-use polycompute_core::testing::specials::{extended_of, host_pairs};
-use polycompute_core::testing::Ulps;
 use polycompute_core::{bf16, f16, BackendKind, BinaryOp, DType, Device, Expr, HostVec, Op, Program, Shape, UnaryOp};
+use polycompute_testing::specials::{extended_of, host_pairs};
+use polycompute_testing::Ulps;
 
 use super::shim::{build_and_run, compiler, host_type};
 
