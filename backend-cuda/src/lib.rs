@@ -53,7 +53,7 @@ pub use backend::CudaBackend;
 pub use cublas::cublas_status;
 pub use device::CudaDevice;
 pub use libraries::{search_places, Place};
-pub use nvrtc::NVRTC_ENV;
+pub use nvrtc::{nvrtc_status, NVRTC_ENV};
 pub use ops::matmul::{matmul_impl, set_matmul_impl, MatmulImpl, MATMUL_ENV};
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]

@@ -325,5 +325,18 @@ fn preload_builtins(dir: &Path) {
 }
 
 // Every generated kernel compiled by NVRTC (no GPU needed).
+
+/// Where NVRTC was loaded from, with its version, or why it could not be (loads it if
+/// needed): what `polycompute probe` prints.
+///
+/// ```
+/// // Without the library (or with it), this answers rather than panics.
+/// let status = polycompute_cuda::nvrtc_status();
+/// assert!(status.is_ok() || !status.unwrap_err().is_empty());
+/// ```
+pub fn nvrtc_status() -> Result<String, String> {
+    Nvrtc::get().map(|n| format!("{} (NVRTC {}.{})", n.path(), n.version().0, n.version().1))
+}
+
 #[cfg(test)]
 mod tests;

@@ -57,9 +57,7 @@ fn cuda_libraries() -> Vec<Library> {
     #[cfg(feature = "cuda")]
     {
         use polycompute::polycompute_cuda as cuda;
-        let nvrtc =
-            cuda::nvrtc::Nvrtc::get().map(|n| format!("{} (NVRTC {}.{})", n.path(), n.version().0, n.version().1));
-        vec![("nvrtc", nvrtc), ("cublas", cuda::cublas_status())]
+        vec![("nvrtc", cuda::nvrtc_status()), ("cublas", cuda::cublas_status())]
     }
     #[cfg(not(feature = "cuda"))]
     Vec::new()
