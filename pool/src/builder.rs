@@ -284,7 +284,8 @@ impl PoolBuilder {
     /// marks the rank lost (see [`super::WorkerInfo::lost`] and `mpi_lost_ranks`, and a
     /// warning), runs the task it was running again on the other ranks as a new attempt
     /// when [`PoolBuilder::retries`] allows (else it fails as `Crashed`), and sends it no
-    /// more work. Under a default launcher a dead rank ends the whole job at once; see
+    /// more work. Only that one task is charged, also inside a batch: the batch's other
+    /// inputs run again without an attempt counted. Under a default launcher a dead rank ends the whole job at once; see
     /// [`PoolBuilder::journal`].
     pub fn rank_lease(mut self, lease: Duration) -> Self {
         self.cfg.rank_lease = lease.max(Duration::from_millis(500));
