@@ -11,7 +11,7 @@ mod views_cases;
 use views_cases::{cases, compare, large_cases};
 
 #[test]
-fn issue_14_ops_agree_with_the_cpu_backend_on_the_device() {
+fn view_ops_agree_with_the_cpu_backend_on_the_device() {
     let _ = polycompute_cpu::CpuBackend;
     let _ = polycompute_cuda::cublas_status();
     let Some(cuda) = testing::devices::open_or_skip(BackendKind::Cuda, 0).unwrap_or_else(|e| panic!("{e}")) else {
