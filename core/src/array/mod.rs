@@ -1,5 +1,10 @@
 //! [`DeviceArray`]: a typed n-dimensional array on a device, and the user-level operations
-//! that build and run [`Op`]s.
+//! that build and run [`Op`]s: elementwise maps in `map`, reductions in `reduce`.
+
+mod map;
+mod reduce;
+
+pub use map::map;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -9,9 +14,9 @@ use crate::backend::BufferRef;
 use crate::device::Device;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
-use crate::expr::{compile_cached, Expr, Program};
+use crate::expr::Program;
 use crate::layout::Layout;
-use crate::op::{Op, ReduceKind};
+use crate::op::Op;
 use crate::shape::Shape;
 
 /// An n-dimensional array of `T` in a device's memory: a buffer and a [`Layout`] (shape,
@@ -235,62 +240,6 @@ impl<T: Element> DeviceArray<T> {
         self.run_on(op, &[&buffer], &[(T::DTYPE, &self.layout.shape)])
     }
 
-    /// Applies an elementwise expression of the element (`|x| x * 2.0 + 1.0`); the result
-    /// keeps the dtype `T` (use [`DeviceArray::map_to`] when it changes).
-    pub fn map(&self, f: impl FnOnce(Expr) -> Expr) -> Result<DeviceArray<T>> {
-        self.map_to(f)
-    }
-
-    /// [`DeviceArray::map`] with a result of another dtype (`|x| x.cast(DType::I32)`).
-    pub fn map_to<U: Element>(&self, f: impl FnOnce(Expr) -> Expr) -> Result<DeviceArray<U>> {
-        map(&[self], |a| f(a[0].clone()))
-    }
-
-    /// Elementwise expression of two arrays, broadcast together (`|x, y| x * y`).
-    pub fn zip_map(&self, other: &DeviceArray<T>, f: impl FnOnce(Expr, Expr) -> Expr) -> Result<DeviceArray<T>> {
-        map(&[self, other], |a| f(a[0].clone(), a[1].clone()))
-    }
-
-    fn reduce<U: Element>(&self, kind: ReduceKind, axis: Option<usize>) -> Result<DeviceArray<U>> {
-        self.unary_op(Op::Reduce { kind, axis, shape: self.layout.shape.clone() })
-    }
-
-    /// Sum of all elements (`None`, a 0-d array) or along `axis`. Floats sum pairwise;
-    /// integers wrap. The sum of no elements is 0.
-    pub fn sum(&self, axis: Option<usize>) -> Result<DeviceArray<T>> {
-        self.reduce(ReduceKind::Sum, axis)
-    }
-
-    /// Product of all elements or along `axis`; of no elements, 1.
-    pub fn prod(&self, axis: Option<usize>) -> Result<DeviceArray<T>> {
-        self.reduce(ReduceKind::Prod, axis)
-    }
-
-    /// Minimum (NaN-propagating); an error on an empty array.
-    pub fn min(&self, axis: Option<usize>) -> Result<DeviceArray<T>> {
-        self.reduce(ReduceKind::Min, axis)
-    }
-
-    /// Maximum (NaN-propagating); an error on an empty array.
-    pub fn max(&self, axis: Option<usize>) -> Result<DeviceArray<T>> {
-        self.reduce(ReduceKind::Max, axis)
-    }
-
-    /// Mean; f64 for integer arrays. The mean of no elements is NaN.
-    pub fn mean(&self, axis: Option<usize>) -> Result<DeviceArray<T::Mean>> {
-        self.reduce(ReduceKind::Mean, axis)
-    }
-
-    /// Index of the first minimum (of all elements, row-major, or along `axis`).
-    pub fn argmin(&self, axis: Option<usize>) -> Result<DeviceArray<u32>> {
-        self.reduce(ReduceKind::ArgMin, axis)
-    }
-
-    /// Index of the first maximum.
-    pub fn argmax(&self, axis: Option<usize>) -> Result<DeviceArray<u32>> {
-        self.reduce(ReduceKind::ArgMax, axis)
-    }
-
     /// Matrix product: `[m, k] @ [k, n]` or batched `[b, m, k] @ [b, k, n]` (f32, f64).
     ///
     /// An operand that is the transpose of a whole row-major buffer (`a.transpose()` of a
@@ -353,63 +302,4 @@ pub(crate) fn same_device(a: &Device, b: &Device) -> Result<()> {
         return Err(Error::DeviceMismatch { lhs: a.id(), rhs: b.id() });
     }
     Ok(())
-}
-
-/// Runs one fused elementwise expression over several arrays, broadcast together (numpy
-/// rules). `f` receives one [`Expr`] per input; the result's element type `U` must be the
-/// expression's dtype.
-///
-/// The expression is type-checked before anything runs; backends compile each distinct
-/// expression once and reuse it.
-pub fn map<T: Element, U: Element>(
-    inputs: &[&DeviceArray<T>],
-    f: impl FnOnce(&[Expr]) -> Expr,
-) -> Result<DeviceArray<U>> {
-    let Some(first) = inputs.first() else {
-        return Err(Error::InvalidExpr("map needs at least one input array; use Device::full for constants".into()));
-    };
-    let expr = f(&crate::expr::cache::args(inputs.len()));
-    // The result type decides literals nothing else types (`select(c, 1.0, 0.0)`). A
-    // closure rebuilt on every call compiles once per thread (`compile_cached`).
-    let many;
-    let dtypes: &[DType] = match inputs.len() {
-        n @ 0..=8 => &[T::DTYPE; 8][..n],
-        n => {
-            many = vec![T::DTYPE; n];
-            &many
-        }
-    };
-    let program = compile_cached(&expr, dtypes, Some(U::DTYPE))?;
-    if program.output_dtype() != U::DTYPE {
-        return Err(Error::DTypeMismatch {
-            context: "result of map".into(),
-            expected: U::DTYPE,
-            found: program.output_dtype(),
-        });
-    }
-    let mut shape = first.shape_ref().clone();
-    for a in &inputs[1..] {
-        same_device(&first.device, &a.device)?;
-        if a.shape_ref() != &shape {
-            shape = shape.broadcast(a.shape_ref(), "map")?;
-        }
-    }
-    // Views are read in place (strided, offset, negative or broadcast strides) by
-    // `Op::MapViews`; plain arrays keep the plain `Op::Map`.
-    let op = if inputs.iter().all(|a| a.is_plain()) {
-        Op::Map { program, input_shapes: inputs.iter().map(|a| a.shape_ref().clone()).collect(), shape: shape.clone() }
-    } else {
-        Op::MapViews { program, inputs: inputs.iter().map(|a| a.layout.clone()).collect(), shape: shape.clone() }
-    };
-    // The backend layer validates the op (`Op::output`) before running it: the dtype and
-    // shape are known here already, so no second validation on this side.
-    let buffer = match inputs {
-        [a] => first.device.backend().execute(&op, &[&a.buffer])?,
-        [a, b] => first.device.backend().execute(&op, &[&a.buffer, &b.buffer])?,
-        _ => {
-            let buffers: Vec<&BufferRef> = inputs.iter().map(|a| &a.buffer).collect();
-            first.device.backend().execute(&op, &buffers)?
-        }
-    };
-    DeviceArray::from_parts(first.device.clone(), buffer, shape)
 }
