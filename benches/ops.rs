@@ -27,7 +27,7 @@ fn map_and_sum(c: &mut Criterion) {
 
     group.throughput(Throughput::Bytes(3 * F32 * STREAM_LEN as u64));
     group.bench_function(BenchmarkId::new("map_axpy", STREAM_LEN), |b| {
-        b.iter(|| polycompute::map::<f32, f32>(&[&x, &y], |a| &a[0] * 1.5 + &a[1]).expect("map runs"))
+        b.iter(|| polycompute::map::<_, f32>(&[&x, &y], |a| &a[0] * 1.5 + &a[1]).expect("map runs"))
     });
 
     group.throughput(Throughput::Bytes(F32 * STREAM_LEN as u64));
@@ -59,7 +59,7 @@ fn small_map(c: &mut Criterion) {
     let mut group = c.benchmark_group("map_small_f32");
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function(BenchmarkId::new("axpy", n), |b| {
-        b.iter(|| polycompute::map::<f32, f32>(&[&x, &y], |a| &a[0] * 1.5 + &a[1]).expect("map runs"))
+        b.iter(|| polycompute::map::<_, f32>(&[&x, &y], |a| &a[0] * 1.5 + &a[1]).expect("map runs"))
     });
     group.finish();
 }

@@ -37,7 +37,7 @@ fn main() -> polycompute_core::Result<()> {
     let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let d = Device::from_backend(Arc::new(CpuDevice::new(CpuBackend.devices()?.remove(0))));
     let (x, y) = (d.uniform::<f32>(1, &[1024])?, d.uniform::<f32>(2, &[1024])?);
-    let axpy = || map::<f32, f32>(&[&x, &y], |a| &a[0] * 1.5f32 + &a[1]);
+    let axpy = || map::<_, f32>(&[&x, &y], |a| &a[0] * 1.5f32 + &a[1]);
     drop(axpy()?); // the first call compiles and allocates the output block
     let start = Instant::now();
     let mut calls = 0u64;

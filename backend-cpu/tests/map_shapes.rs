@@ -151,7 +151,7 @@ fn affine_patterns_fused_into_one_pass_match_two_step_evaluation() {
                 };
                 for lit in [true, false] {
                     let sv: i64 = if lit { 5 } else { -3 };
-                    let got: Vec<i32> = map(&[&x, &y, &s], |a| build(a, lit)).unwrap().to_vec().unwrap();
+                    let got: Vec<i32> = map(&[&x, &y, &s], |a| build(&a, lit)).unwrap().to_vec().unwrap();
                     for k in [0, 1, 4095, 4096, n / 2, n - 1] {
                         let (xv, yv) = (vx[k] as i64, vy[k] as i64);
                         let inner = if sw1 { apply(o1, sv, xv) } else { apply(o1, xv, sv) };
@@ -161,8 +161,8 @@ fn affine_patterns_fused_into_one_pass_match_two_step_evaluation() {
                 }
                 // The same in f32, exact here (small integers).
                 let sf = d.from_slice(&[-3.0f32], &[1]).unwrap();
-                let got: Vec<f32> = map(&[&fx, &fy, &sf], |a| build(a, false)).unwrap().to_vec().unwrap();
-                let want: Vec<i32> = map(&[&x, &y, &s], |a| build(a, false)).unwrap().to_vec().unwrap();
+                let got: Vec<f32> = map(&[&fx, &fy, &sf], |a| build(&a, false)).unwrap().to_vec().unwrap();
+                let want: Vec<i32> = map(&[&x, &y, &s], |a| build(&a, false)).unwrap().to_vec().unwrap();
                 assert!(got.iter().zip(&want).all(|(&g, &w)| g == w as f32), "f32 {o1:?} {o2:?} {sw1} {sw2}");
             }
         }

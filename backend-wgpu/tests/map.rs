@@ -72,7 +72,7 @@ fn fused_arithmetic_broadcasts_like_numpy() {
     let x = dev.from_slice(&a, &[4, 1, 3]).unwrap();
     let y = dev.from_slice(&b, &[5, 1]).unwrap();
     let z = dev.from_slice(&c, &[3]).unwrap();
-    let out = map::<f32, f32>(&[&x, &y, &z], |v| &v[0] * 2.0 + &v[1] - &v[2] * &v[0]).unwrap();
+    let out = map::<_, f32>(&[&x, &y, &z], |v| &v[0] * 2.0 + &v[1] - &v[2] * &v[0]).unwrap();
     assert_eq!(out.shape(), &[4, 5, 3]);
     let got = out.to_vec().unwrap();
     for i in 0..4 {
@@ -88,7 +88,7 @@ fn fused_arithmetic_broadcasts_like_numpy() {
     // A scalar operand and a same-shape operand in one kernel.
     let s = dev.from_slice(&[3.0f32], &[]).unwrap();
     let w = dev.from_slice(&a, &[4, 1, 3]).unwrap();
-    let out = map::<f32, f32>(&[&x, &s, &w], |v| &v[0] * &v[1] + &v[2]).unwrap().to_vec().unwrap();
+    let out = map::<_, f32>(&[&x, &s, &w], |v| &v[0] * &v[1] + &v[2]).unwrap().to_vec().unwrap();
     for (i, g) in out.iter().enumerate() {
         assert_eq!(*g, a[i] * 3.0 + a[i]);
     }

@@ -24,7 +24,7 @@ pub mod shape;
 pub mod sync;
 mod view;
 
-pub use array::{map, DeviceArray};
+pub use array::{map, where_, DeviceArray, MapInputs, Operand};
 pub use backend::{
     Backend, BackendBuffer, BackendDevice, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo,
     DeviceToken, MemoryStats,

@@ -76,7 +76,7 @@ fn expressions_with_missing_arguments_or_mixed_dtypes() {
     assert!(matches!(ints.map(|x| x.sqrt()), Err(Error::InvalidExpr(_))));
     assert!(matches!(a.map(|x| x ^ 1), Err(Error::InvalidExpr(_))));
     let none: [&polycompute::DeviceArray<f32>; 0] = [];
-    assert!(matches!(map::<f32, f32>(&none, |_| Expr::float(1.0)), Err(Error::InvalidExpr(_))));
+    assert!(matches!(map::<_, f32>(&none, |_| Expr::float(1.0)), Err(Error::InvalidExpr(_))));
 }
 
 #[test]

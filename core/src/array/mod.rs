@@ -1,10 +1,16 @@
 //! [`DeviceArray`]: a typed n-dimensional array on a device, and the user-level operations
-//! that build and run [`Op`]s: elementwise maps in `map`, reductions in `reduce`.
+//! that build and run [`Op`]s: maps in `map`, the operators in `ops`, elementwise methods
+//! in `elementwise` (their array-or-scalar argument in `operand`), reductions in `reduce`.
 
+mod elementwise;
 mod map;
+mod operand;
+mod ops;
 mod reduce;
 
-pub use map::map;
+pub use elementwise::where_;
+pub use map::{map, MapInputs};
+pub use operand::Operand;
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -330,14 +330,15 @@ impl Expr {
         Expr::new(Node::Lit(Literal::Int(value)))
     }
 
-    /// `self op rhs`.
-    pub fn binary(self, op: BinaryOp, rhs: impl Into<Expr>) -> Expr {
-        Expr::new(Node::Binary(op, self, rhs.into()))
+    /// `self op rhs`. Methods take `&self` (an `Expr` is a shared handle), so one
+    /// expression can be used many times without clones: `x.exp() * &x`.
+    pub fn binary(&self, op: BinaryOp, rhs: impl Into<Expr>) -> Expr {
+        Expr::new(Node::Binary(op, self.clone(), rhs.into()))
     }
 
     /// `op(self)`.
-    pub fn unary(self, op: UnaryOp) -> Expr {
-        Expr::new(Node::Unary(op, self))
+    pub fn unary(&self, op: UnaryOp) -> Expr {
+        Expr::new(Node::Unary(op, self.clone()))
     }
 
     /// `then` where `cond != 0`, else `otherwise`.
@@ -346,8 +347,8 @@ impl Expr {
     }
 
     /// Converts to `dtype` (see the module docs for the exact rules).
-    pub fn cast(self, dtype: DType) -> Expr {
-        Expr::new(Node::Cast(self, dtype))
+    pub fn cast(&self, dtype: DType) -> Expr {
+        Expr::new(Node::Cast(self.clone(), dtype))
     }
 }
 
@@ -356,7 +357,7 @@ macro_rules! unary_methods {
         impl Expr {
             $(
                 #[doc = concat!("`", stringify!($name), "(self)`, elementwise.")]
-                pub fn $name(self) -> Expr {
+                pub fn $name(&self) -> Expr {
                     self.unary(UnaryOp::$op)
                 }
             )*
@@ -369,12 +370,19 @@ unary_methods!(
     tan => Tan, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round,
 );
 
+impl Expr {
+    /// The natural logarithm, numpy's name for [`Expr::ln`].
+    pub fn log(&self) -> Expr {
+        self.unary(UnaryOp::Ln)
+    }
+}
+
 macro_rules! binary_methods {
     ($($name:ident => $op:ident),* $(,)?) => {
         impl Expr {
             $(
                 #[doc = concat!("`", stringify!($name), "(self, rhs)`, elementwise.")]
-                pub fn $name(self, rhs: impl Into<Expr>) -> Expr {
+                pub fn $name(&self, rhs: impl Into<Expr>) -> Expr {
                     self.binary(BinaryOp::$op, rhs)
                 }
             )*

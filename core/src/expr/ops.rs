@@ -36,7 +36,7 @@ macro_rules! binary_operator {
         impl<R: Into<Expr>> ops::$trait<R> for &Expr {
             type Output = Expr;
             fn $method(self, rhs: R) -> Expr {
-                self.clone().binary(BinaryOp::$op, rhs)
+                self.binary(BinaryOp::$op, rhs)
             }
         }
         binary_operator!(@literal $trait, $method, $op, f32, f64, i32, u32, i64);
@@ -78,6 +78,6 @@ impl ops::Neg for Expr {
 impl ops::Neg for &Expr {
     type Output = Expr;
     fn neg(self) -> Expr {
-        self.clone().unary(UnaryOp::Neg)
+        self.unary(UnaryOp::Neg)
     }
 }
