@@ -128,3 +128,42 @@ fn map_takes_tuples_of_mixed_dtypes_and_lists_of_one() {
         Err(Error::InvalidExpr(_))
     ));
 }
+
+#[test]
+fn constructors_follow_numpy() {
+    let dev = Device::cpu();
+    assert_eq!(dev.arange(0i32, 10, 3).unwrap().to_vec().unwrap(), vec![0, 3, 6, 9]);
+    assert_eq!(dev.arange(5i32, 0, -2).unwrap().to_vec().unwrap(), vec![5, 3, 1]);
+    assert_eq!(dev.arange(3u32, 3, 1).unwrap().shape(), &[0]);
+    assert_eq!(dev.arange(5i32, 0, 1).unwrap().shape(), &[0], "an empty range, not an error");
+    // numpy: len(arange(0, 1, 0.1)) is 10, len(arange(1, 2.0000001, 0.5)) is 3.
+    assert_eq!(dev.arange(0.0f64, 1.0, 0.1).unwrap().len(), 10);
+    assert_eq!(dev.arange(1.0f64, 2.000_000_1, 0.5).unwrap().len(), 3);
+    let x = dev.arange(0.0f64, 1.0, 0.1).unwrap().to_vec().unwrap();
+    assert_eq!(x[3], 3.0 * 0.1, "start + i * step, computed once");
+    assert_eq!(dev.linspace(0.0f32, 1.0, 3).unwrap().to_vec().unwrap(), vec![0.0, 0.5, 1.0]);
+    assert_eq!(dev.linspace(2.0f64, 3.0, 1).unwrap().to_vec().unwrap(), vec![2.0]);
+    let l = dev.linspace(0.0f64, 0.3, 4).unwrap().to_vec().unwrap();
+    assert_eq!(l[3], 0.3, "the end point is exact");
+    assert_eq!(dev.eye::<f32>(3).unwrap().to_vec().unwrap(), vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(dev.eye::<u32>(0).unwrap().shape(), &[0, 0]);
+    assert_eq!(dev.ones::<polycompute_core::f16>(&[2]).unwrap().to_vec().unwrap(), vec![polycompute_core::f16::ONE; 2]);
+    let a = dev.from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+    assert_eq!(a.zeros_like().unwrap().to_vec().unwrap(), vec![0; 4]);
+    assert_eq!(a.ones_like().unwrap().shape(), &[2, 2]);
+    assert_eq!(a.full_like(-3).unwrap().to_vec().unwrap(), vec![-3; 4]);
+}
+
+#[test]
+fn constructors_reject_bad_input() {
+    let dev = Device::cpu();
+    assert!(matches!(dev.arange(0i32, 5, 0), Err(Error::InvalidArgument { argument: "step", .. })));
+    assert!(matches!(dev.arange(0.0f32, 5.0, 0.0), Err(Error::InvalidArgument { argument: "step", .. })));
+    assert!(matches!(dev.arange(0.0f64, f64::INFINITY, 1.0), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(dev.arange(0.0f64, f64::NAN, 1.0), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(dev.arange(0.0f64, 1e12, 1.0), Err(Error::TooLarge(_))));
+    assert!(matches!(dev.arange(0.0f64, 1.0, 1e-300), Err(Error::TooLarge(_))));
+    assert!(matches!(dev.linspace(0i32, 5, 3), Err(Error::Unsupported { .. })));
+    assert!(matches!(dev.eye::<f32>(1 << 17), Err(Error::TooLarge(_))));
+    assert!(matches!(dev.eye::<f32>(usize::MAX), Err(Error::TooLarge(_))));
+}

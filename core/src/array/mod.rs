@@ -2,6 +2,7 @@
 //! that build and run [`Op`]s: maps in `map`, the operators in `ops`, elementwise methods
 //! in `elementwise` (their array-or-scalar argument in `operand`), reductions in `reduce`.
 
+mod construct;
 mod elementwise;
 mod map;
 mod operand;
