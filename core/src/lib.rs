@@ -39,6 +39,12 @@ pub use movement::IndexElement;
 pub use op::{Fill, MatmulTranspose, Op, ReduceKind, ScanKind};
 pub use shape::Shape;
 
+/// ndarray, at the version the array API uses (host arrays, [`Device::upload`],
+/// [`DeviceArray::to_ndarray`]).
+pub use ndarray;
+/// ndarray's `s!` slice macro, for [`DeviceArray::slice`]: `x.slice(s![.., 1..;2])`.
+pub use ndarray::s;
+
 #[doc(hidden)]
 pub use linkme;
 // The facade's tests record the pool's warnings with a subscriber of this tracing.

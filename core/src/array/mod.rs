@@ -7,13 +7,13 @@ mod elementwise;
 mod map;
 mod operand;
 mod ops;
+mod print;
 mod reduce;
 
 pub use elementwise::where_;
 pub use map::{map, MapInputs};
 pub use operand::Operand;
 
-use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -45,12 +45,6 @@ impl<T: Element> Clone for DeviceArray<T> {
             layout: self.layout.clone(),
             _elem: PhantomData,
         }
-    }
-}
-
-impl<T: Element> fmt::Debug for DeviceArray<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DeviceArray<{}>{} on {}", T::DTYPE, self.layout.shape, self.device.id())
     }
 }
 
