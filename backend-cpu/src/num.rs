@@ -51,6 +51,7 @@ pub(crate) trait Float: Num {
     fn sqrt(a: Self) -> Self;
     fn recip(a: Self) -> Self;
     fn exp(a: Self) -> Self;
+    fn expm1(a: Self) -> Self;
     fn ln(a: Self) -> Self;
     fn sin(a: Self) -> Self;
     fn cos(a: Self) -> Self;
@@ -195,6 +196,10 @@ macro_rules! float_num {
             #[inline(always)]
             fn exp(a: Self) -> Self {
                 a.exp()
+            }
+            #[inline(always)]
+            fn expm1(a: Self) -> Self {
+                a.exp_m1()
             }
             #[inline(always)]
             fn ln(a: Self) -> Self {

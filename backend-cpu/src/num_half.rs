@@ -222,6 +222,10 @@ macro_rules! half_num {
                 <$t as Bits16>::round(a.widen().exp())
             }
             #[inline(always)]
+            fn expm1(a: Self) -> Self {
+                <$t as Bits16>::round(a.widen().exp_m1())
+            }
+            #[inline(always)]
             fn ln(a: Self) -> Self {
                 <$t as Bits16>::round(a.widen().ln())
             }

@@ -65,6 +65,7 @@ fn unary_ref(op: UnaryOp, v: f64) -> (f64, u64) {
         UnaryOp::Ceil => (v.ceil(), 0),
         UnaryOp::Round => (half_even(v), 0),
         UnaryOp::Exp => (v.exp(), 2),
+        UnaryOp::Expm1 => (v.exp_m1(), 2),
         UnaryOp::Ln => (v.ln(), 2),
         UnaryOp::Sin => (v.sin(), 2),
         UnaryOp::Cos => (v.cos(), 2),

@@ -132,6 +132,7 @@ fn unary_f64(op: UnaryOp, x: f64) -> f64 {
         UnaryOp::Sqrt => x.sqrt(),
         UnaryOp::Recip => 1.0 / x,
         UnaryOp::Exp => x.exp(),
+        UnaryOp::Expm1 => x.exp_m1(),
         UnaryOp::Ln => x.ln(),
         UnaryOp::Sin => x.sin(),
         UnaryOp::Cos => x.cos(),

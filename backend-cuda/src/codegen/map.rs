@@ -256,6 +256,7 @@ pub fn unary_fn(op: UnaryOp) -> String {
         UnaryOp::Sqrt => "pc_sqrt",
         UnaryOp::Recip => "pc_recip",
         UnaryOp::Exp => "pc_exp",
+        UnaryOp::Expm1 => "pc_expm1",
         UnaryOp::Ln => "pc_ln",
         UnaryOp::Sin => "pc_sin",
         UnaryOp::Cos => "pc_cos",

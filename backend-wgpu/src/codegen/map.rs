@@ -192,7 +192,13 @@ fn f32_or_own_expr(p: &Program, access: &[Access], i: usize, device: DeviceId) -
                 UnaryOp::Floor => format!("floor({a})"),
                 UnaryOp::Ceil => format!("ceil({a})"),
                 UnaryOp::Round => format!("round({a})"),
-                UnaryOp::Exp | UnaryOp::Ln | UnaryOp::Tanh | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => {
+                UnaryOp::Exp
+                | UnaryOp::Expm1
+                | UnaryOp::Ln
+                | UnaryOp::Tanh
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tan => {
                     format!("{}_{t}({a})", op.name())
                 }
             }

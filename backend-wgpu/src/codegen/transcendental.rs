@@ -5,6 +5,10 @@
 //!
 //! * `exp`: Cody-Waite reduction by ln 2 in two parts, a degree-7 Taylor polynomial on
 //!   |r| <= ln2/2, and a scale by 2^k built from bits (subnormal results included).
+//! * `expm1`: the same reduction, expm1(r) by its Taylor polynomial, and
+//!   (2^k - 1) + 2^k expm1(r): two exact terms and one rounding, so nothing cancels near 0
+//!   (where a naive `exp(x) - 1` loses every bit). No float trick that relies on rounding
+//!   errors (Kahan's `(u - 1) x / ln u`), which a driver's algebraic simplifier may undo.
 //! * `ln`: the exponent and mantissa taken from bits (subnormal inputs too), then
 //!   ln(1 + f) = f - s (f - R(s^2)) with s = f / (2 + f).
 //! * `sin`/`cos`/`tan`: reduction by pi/2 in three parts below 256, and Payne-Hanek (the
@@ -116,7 +120,7 @@ const LN2_LO64_BITS: u64 = 0x3D2E_F357_93C7_6730;
 /// through `ldexp` and an f32 conversion): Cody-Waite reduction by ln 2 (the high part has 42
 /// bits, so k ln2_hi is exact) and a degree-13 Taylor polynomial for `exp`; the exponent found
 /// by scaling into f32's range, then ln(1 + f) = f - s (f - R(s^2)) to s^21 for `ln`.
-/// `tanh` builds on `exp`. The other f64 transcendentals stay `Unsupported`.
+/// `tanh` and `expm1` build on `exp`'s reduction.
 pub(crate) fn f64_transcendental() -> String {
     let lit = |v: f64| format!("{v:e}lf");
     let lit_signed = |v: f64| if v < 0.0 { format!("(-{})", lit(-v)) } else { lit(v) };
@@ -137,6 +141,8 @@ pub(crate) fn f64_transcendental() -> String {
         inverse_factorials.push(1.0 / fact);
     }
     inverse_factorials.reverse();
+    // 1/n! for n = 17 down to 2: expm1(r) = r + r^2 (1/2 + r/6 + ...), for |r| < ln 2.
+    let expm1_coeffs: Vec<f64> = (2..=17u32).rev().map(|n| 1.0 / (1..=n).map(f64::from).product::<f64>()).collect();
     // 2 / (2k + 1) for k = 10 down to 1.
     let ln_coeffs: Vec<f64> = (1..=10).rev().map(|k| 2.0 / (2 * k + 1) as f64).collect();
     let tanh_coeffs: Vec<f64> = TANH_TAYLOR.iter().rev().copied().collect();
@@ -183,6 +189,7 @@ pub(crate) fn f64_transcendental() -> String {
         ("cos_poly", horner("    ", "p", "z", &cos_coeffs)),
         ("tanh_poly", horner("        ", "p", "z", &tanh_coeffs)),
         ("exp_poly", horner("    ", "p", "r", &inverse_factorials)),
+        ("expm1_poly", horner("    ", "p", "r", &expm1_coeffs)),
         ("ln_poly", horner("    ", "rr", "z", &ln_coeffs)),
         ("ln2_hi", ln2_hi),
         ("ln2_lo", ln2_lo),

@@ -122,6 +122,7 @@ fn float_unary<F: Float>(op: UnaryOp, x: F) -> F {
         Sqrt => x.sqrt(),
         Recip => F::one() / x,
         Exp => x.exp(),
+        Expm1 => x.exp_m1(),
         Ln => x.ln(),
         Sin => x.sin(),
         Cos => x.cos(),

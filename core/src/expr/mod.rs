@@ -34,7 +34,7 @@
 //!   added; a zero `r` takes the sign of `b`. Float `pow` is C's `pow`.
 //! * `round` rounds half to even; `floor`, `ceil`, `round` are the identity on integers.
 //! * `and`, `or`, `xor` are bitwise and defined for integers only.
-//! * The float-only functions (`sqrt recip exp ln sin cos tan tanh`) on an integer operand
+//! * The float-only functions (`sqrt recip exp expm1 ln sin cos tan tanh`) on an integer operand
 //!   are an `InvalidExpr`; cast first.
 //! * `cast` to an integer from a float truncates toward zero and saturates at the target's
 //!   range, NaN gives 0 (Rust's `as`); between `i32` and `u32` it reinterprets the bits;
@@ -141,15 +141,32 @@ pub enum Literal {
     Int(i64),
 }
 
-/// The unary operations.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[allow(missing_docs)]
-pub enum UnaryOp {
+/// Declares [`UnaryOp`] and [`UnaryOp::ALL`] from one list, so no op can be left out of
+/// `ALL` (every test, the conformance corpus and the NVRTC checks enumerate it).
+macro_rules! unary_ops {
+    ($($(#[$doc:meta])* $variant:ident),* $(,)?) => {
+        /// The unary operations.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(missing_docs)]
+        pub enum UnaryOp {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl UnaryOp {
+            /// Every unary op.
+            pub const ALL: [UnaryOp; [$(UnaryOp::$variant),*].len()] = [$(UnaryOp::$variant),*];
+        }
+    };
+}
+
+unary_ops!(
     Neg,
     Abs,
     Sqrt,
     Recip,
     Exp,
+    /// `exp(x) - 1`, accurate for tiny `|x|`.
+    Expm1,
     Ln,
     Sin,
     Cos,
@@ -159,26 +176,9 @@ pub enum UnaryOp {
     Ceil,
     /// Round half to even.
     Round,
-}
+);
 
 impl UnaryOp {
-    /// Every unary op.
-    pub const ALL: [UnaryOp; 13] = [
-        UnaryOp::Neg,
-        UnaryOp::Abs,
-        UnaryOp::Sqrt,
-        UnaryOp::Recip,
-        UnaryOp::Exp,
-        UnaryOp::Ln,
-        UnaryOp::Sin,
-        UnaryOp::Cos,
-        UnaryOp::Tan,
-        UnaryOp::Tanh,
-        UnaryOp::Floor,
-        UnaryOp::Ceil,
-        UnaryOp::Round,
-    ];
-
     /// Lower-case name.
     pub const fn name(self) -> &'static str {
         match self {
@@ -187,6 +187,7 @@ impl UnaryOp {
             UnaryOp::Sqrt => "sqrt",
             UnaryOp::Recip => "recip",
             UnaryOp::Exp => "exp",
+            UnaryOp::Expm1 => "expm1",
             UnaryOp::Ln => "ln",
             UnaryOp::Sin => "sin",
             UnaryOp::Cos => "cos",
@@ -198,19 +199,21 @@ impl UnaryOp {
         }
     }
 
-    /// True for the ops defined on floats only.
+    /// True for the ops defined on floats only. (A `match` without a catch-all, so a new op
+    /// must be placed here.)
     pub const fn float_only(self) -> bool {
-        matches!(
-            self,
+        match self {
             UnaryOp::Sqrt
-                | UnaryOp::Recip
-                | UnaryOp::Exp
-                | UnaryOp::Ln
-                | UnaryOp::Sin
-                | UnaryOp::Cos
-                | UnaryOp::Tan
-                | UnaryOp::Tanh
-        )
+            | UnaryOp::Recip
+            | UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Ln
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh => true,
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => false,
+        }
     }
 }
 
@@ -362,12 +365,17 @@ macro_rules! unary_methods {
                 }
             )*
         }
+
+        /// The ops that have an [`Expr`] method (a test checks that every op but `Neg`, which
+        /// is `-x`, is here).
+        #[cfg(test)]
+        const METHOD_OPS: &[UnaryOp] = &[$(UnaryOp::$op),*];
     };
 }
 
 unary_methods!(
-    abs => Abs, sqrt => Sqrt, recip => Recip, exp => Exp, ln => Ln, sin => Sin, cos => Cos,
-    tan => Tan, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round,
+    abs => Abs, sqrt => Sqrt, recip => Recip, exp => Exp, expm1 => Expm1, ln => Ln, sin => Sin,
+    cos => Cos, tan => Tan, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round,
 );
 
 impl Expr {
@@ -414,5 +422,17 @@ impl fmt::Display for Expr {
 impl fmt::Debug for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_unary_op_but_neg_has_an_expr_method() {
+        for op in UnaryOp::ALL {
+            assert_eq!(METHOD_OPS.contains(&op), op != UnaryOp::Neg, "{}", op.name());
+        }
     }
 }

@@ -216,6 +216,7 @@ pub(crate) fn unary_step(u: UnaryOp, a: usize) -> Step {
         UnaryOp::Sqrt => unary::<op::Sqrt>(a),
         UnaryOp::Recip => unary::<op::Recip>(a),
         UnaryOp::Exp => unary::<op::Exp>(a),
+        UnaryOp::Expm1 => unary::<op::Expm1>(a),
         UnaryOp::Ln => unary::<op::Ln>(a),
         UnaryOp::Sin => unary::<op::Sin>(a),
         UnaryOp::Cos => unary::<op::Cos>(a),

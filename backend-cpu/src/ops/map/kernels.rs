@@ -55,6 +55,7 @@ pub(crate) mod op {
         Sqrt(a) => T::sqrt(a);
         Recip(a) => T::recip(a);
         Exp(a) => T::exp(a);
+        Expm1(a) => T::expm1(a);
         Ln(a) => T::ln(a);
         Sin(a) => T::sin(a);
         Cos(a) => T::cos(a);

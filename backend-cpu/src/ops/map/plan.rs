@@ -305,6 +305,8 @@ fn compute_step(program: &Program, inst: Inst) -> Result<Step> {
     }
 }
 
+/// The step of a unary op defined on every dtype, or `None` for a float-only op. (Both
+/// matches here name every op, so a new one is placed by the compiler.)
 fn common_unary<T: Lane>(u: UnaryOp, a: usize) -> Option<Step> {
     Some(match u {
         UnaryOp::Neg => unary_step::<T, op::Neg>(a),
@@ -312,7 +314,15 @@ fn common_unary<T: Lane>(u: UnaryOp, a: usize) -> Option<Step> {
         UnaryOp::Floor => unary_step::<T, op::Floor>(a),
         UnaryOp::Ceil => unary_step::<T, op::Ceil>(a),
         UnaryOp::Round => unary_step::<T, op::Round>(a),
-        _ => return None,
+        UnaryOp::Sqrt
+        | UnaryOp::Recip
+        | UnaryOp::Exp
+        | UnaryOp::Expm1
+        | UnaryOp::Ln
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tan
+        | UnaryOp::Tanh => return None,
     })
 }
 
@@ -321,15 +331,18 @@ fn float_unary<T: Lane + Float>(u: UnaryOp, a: usize) -> Result<Step> {
         UnaryOp::Sqrt => unary_step::<T, op::Sqrt>(a),
         UnaryOp::Recip => unary_step::<T, op::Recip>(a),
         UnaryOp::Exp => unary_step::<T, op::Exp>(a),
+        UnaryOp::Expm1 => unary_step::<T, op::Expm1>(a),
         UnaryOp::Ln => unary_step::<T, op::Ln>(a),
         UnaryOp::Sin => unary_step::<T, op::Sin>(a),
         UnaryOp::Cos => unary_step::<T, op::Cos>(a),
         UnaryOp::Tan => unary_step::<T, op::Tan>(a),
         UnaryOp::Tanh => unary_step::<T, op::Tanh>(a),
-        _ => match common_unary::<T>(u, a) {
-            Some(s) => s,
-            None => return Err(Error::InvalidExpr(format!("{} is not defined for {}", u.name(), T::DTYPE))),
-        },
+        UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => {
+            match common_unary::<T>(u, a) {
+                Some(s) => s,
+                None => return Err(Error::InvalidExpr(format!("{} is not defined for {}", u.name(), T::DTYPE))),
+            }
+        }
     })
 }
 

@@ -128,6 +128,8 @@ PC_FN float pc_recip(float a) { return 1.0f / a; }
 PC_FN double pc_recip(double a) { return 1.0 / a; }
 PC_FN float pc_exp(float a) { return expf(a); }
 PC_FN double pc_exp(double a) { return exp(a); }
+PC_FN float pc_expm1(float a) { return expm1f(a); }
+PC_FN double pc_expm1(double a) { return expm1(a); }
 PC_FN float pc_ln(float a) { return logf(a); }
 PC_FN double pc_ln(double a) { return log(a); }
 PC_FN float pc_sin(float a) { return sinf(a); }

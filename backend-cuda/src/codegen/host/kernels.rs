@@ -13,15 +13,14 @@
 //! (`ucontext`) of one host thread, switched out at every `__syncthreads` and shuffle until
 //! all of its block (or warp) has arrived; a barrier that never completes aborts the run.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::codegen::{fill, reduce, Kernel};
+use crate::codegen::{fill, reduce};
 use crate::launch::{self, LaunchConfig, Limits};
 use polycompute_core::{bf16, f16, philox, BackendKind, DType, Device, Fill, HostVec, Op, ReduceKind, Shape};
 
-use super::shim::{build_and_run, compiler, host_type};
+use super::shim::{compiler, host_type, Harness};
 
 const SHIM: &str = cuda_host_shim!(
     r#"
@@ -118,70 +117,14 @@ fn grid_1d(c: LaunchConfig) -> (u32, u32) {
     (c.grid[0], c.block[0])
 }
 
-/// A translation unit of kernels (each in its own namespace) and a main that runs them.
-struct Harness {
-    dir: PathBuf,
-    src: String,
-    main: String,
-    /// Each kernel source's namespace.
-    namespaces: HashMap<String, String>,
-    /// The limits the launches are planned with.
-    limits: Limits,
-    /// Launches emitted, the most blocks of one, and those whose grid-stride loop wraps.
-    launches: usize,
-    max_grid: u32,
-    wrapped: usize,
-}
-
 impl Harness {
-    fn new(name: &str) -> Harness {
-        let dir = std::env::temp_dir().join(format!("polycompute-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Harness {
-            dir,
-            src: SHIM.to_string(),
-            main: String::from("int main() {\n"),
-            namespaces: HashMap::new(),
-            limits: Limits::CUDA,
-            launches: 0,
-            max_grid: 0,
-            wrapped: 0,
-        }
-    }
-
-    /// The namespace of `k`'s source (added the first time it is asked for).
-    fn kernel(&mut self, k: &Kernel) -> String {
-        if let Some(ns) = self.namespaces.get(&k.source) {
-            return ns.clone();
-        }
-        let ns = format!("k{}", self.namespaces.len());
-        let _ = writeln!(self.src, "namespace {ns} {{\n{}\n}}", k.source.replace("extern \"C\" ", ""));
-        self.namespaces.insert(k.source.clone(), ns.clone());
-        ns
-    }
-
     /// Appends to `m` a launch of `call` with `config`, whose kernel strides over `units`
     /// (blocks when `sync`, the row kernels' units, else threads); `sync`: in lock step.
-    fn launch(&mut self, m: &mut String, config: LaunchConfig, units: u64, sync: bool, call: &str) {
+    fn launch_with(&mut self, m: &mut String, config: LaunchConfig, units: u64, sync: bool, call: &str) {
         let (g, b) = grid_1d(config);
-        self.launches += 1;
-        self.max_grid = self.max_grid.max(g);
-        if units > if sync { g as u64 } else { g as u64 * b as u64 } {
-            self.wrapped += 1;
-        }
+        self.count_launch(g, units > if sync { g as u64 } else { g as u64 * b as u64 });
         let how = if sync { "PC_LAUNCH_SYNC" } else { "PC_LAUNCH" };
         let _ = writeln!(m, "    {how}({g}u, {b}u, {call});");
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    fn run(mut self, cxx: &str) -> PathBuf {
-        self.main.push_str("  return 0;\n}\n");
-        let source = format!("{}{}", self.src, self.main);
-        build_and_run(cxx, &self.dir, "kernels", &source, &["-O1"], &[]);
-        self.dir
     }
 }
 
@@ -268,7 +211,7 @@ fn emit_reduce(
     // segment) blocks, the column kernels with `reduce_cols` over their (output, segment) threads.
     let rows_launch = |h: &mut Harness, m: &mut String, blocks: usize, seg_len: usize, call: &str| {
         let config = launch::reduce_rows(name, blocks as u64, reduce::row_block(seg_len), &h.limits).unwrap();
-        h.launch(m, config, blocks as u64, true, call);
+        h.launch_with(m, config, blocks as u64, true, call);
     };
     let second = |h: &mut Harness, m: &mut String, segs: usize| {
         let ns = h.kernel(&reduce::rows_kernel(kind, dt, reduce::Input::Partials, reduce::Output::Final));
@@ -298,7 +241,7 @@ fn emit_reduce(
             let call =
                 format!("{ns}::pc_reduce({target}, in, {outer}u, {r}u, {inner}u, {segs}u, {seg_len}u, {count}u)");
             let config = launch::reduce_cols(name, (outputs * segs) as u64, &h.limits).unwrap();
-            h.launch(&mut m, config, (outputs * segs) as u64, false, &call);
+            h.launch_with(&mut m, config, (outputs * segs) as u64, false, &call);
             if segs > 1 {
                 second(h, &mut m, segs);
             }
@@ -329,7 +272,7 @@ fn reductions_agree_with_the_cpu_backend_on_every_path() {
         (&[70, 5], Some(1), 80),
         (&[4, 3, 700], Some(1), 80),
     ];
-    let mut h = Harness::new("host-reduce");
+    let mut h = Harness::new("host-reduce", SHIM);
     let mut cases = Vec::new();
     let mut stats = Vec::new();
     // The backend's grids (CUDA's limits), then grids clamped to 2 blocks.
@@ -362,7 +305,7 @@ fn reductions_agree_with_the_cpu_backend_on_every_path() {
     // The backend's grids have several blocks; the clamped ones wrap.
     assert!(stats[0].2 >= 70 && stats[1].3 > 100, "{stats:?}");
     println!("(run, launches, most blocks, launches whose grid-stride loop wraps): {stats:?}");
-    let dir = h.run(&cxx);
+    let dir = h.run(&cxx, "kernels");
     let mut failures = Vec::new();
     for (tag, kind, dt, dims, axis, input) in &cases {
         let got = as_f64(&read_vec(&dir.join(format!("out_{tag}.bin")), kind.output_dtype(*dt)));
@@ -407,7 +350,7 @@ fn random_fills_reproduce_philox() {
     };
     let seed = 0x1234_5678_9abc_def0u64;
     let key = philox::key(seed);
-    let mut h = Harness::new("host-fill");
+    let mut h = Harness::new("host-fill", SHIM);
     let fills = [
         (Fill::Uniform { seed }, DType::U32),
         (Fill::Uniform { seed }, DType::I32),
@@ -443,12 +386,12 @@ fn random_fills_reproduce_philox() {
         h.limits = limits;
         let config = launch::strided_1d("fill", items, 256, SMS, &h.limits).unwrap();
         let mut m = format!("  {{ {t} *out = ({t} *)malloc({n} * sizeof({t}));\n");
-        h.launch(&mut m, config, items, false, &format!("{ns}::pc_fill(out, {n}u, {}u, {}u)", key[0], key[1]));
+        h.launch_with(&mut m, config, items, false, &format!("{ns}::pc_fill(out, {n}u, {}u, {}u)", key[0], key[1]));
         let _ = writeln!(m, "    pc_write(\"{out}\", out, {n} * sizeof({t}));\n  }}");
         h.main.push_str(&m);
     }
     assert!(h.max_grid == SMS * 32 && h.wrapped == fills.len() + large.len(), "{} {}", h.max_grid, h.wrapped);
-    let dir = h.run(&cxx);
+    let dir = h.run(&cxx, "kernels");
     for (i, &(n, _, ref f, ref dt)) in jobs.iter().enumerate() {
         let got = read_vec(&dir.join(format!("fill_{i}.bin")), *dt);
         assert_eq!(got.len(), n);

@@ -1,9 +1,15 @@
 //! What the host emulation files share: the host prelude that maps the CUDA intrinsics the generated
 //! kernels use to their exact host equivalents, the file helpers of the generated mains, and
-//! the Rust helpers that find the C++ compiler and name a dtype's C type.
+//! the Rust helpers that find the C++ compiler and name a dtype's C type, and [`Harness`], the
+//! translation unit the launch-planning emulations (`kernels.rs`, `views.rs`) build.
 
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::process::Command;
 
+use crate::codegen::Kernel;
+use crate::launch::Limits;
 use polycompute_core::DType;
 
 /// A host prelude, as a string literal (so a test's `SHIM` stays a `const`): the C headers
@@ -103,5 +109,78 @@ pub fn host_type(d: DType) -> &'static str {
         DType::U32 => "unsigned",
         DType::F16 => "pc_f16",
         DType::BF16 => "pc_bf16",
+    }
+}
+
+/// A translation unit of kernels (each in its own namespace) and a `main` that runs the cases,
+/// with the launch plan's limits and counts of what was launched. Each emulation adds its own
+/// `launch` (`kernels.rs` and `views.rs` plan their grids differently).
+pub struct Harness {
+    /// The folder of the sources, the inputs and the outputs.
+    pub dir: PathBuf,
+    /// The prelude and the kernels' namespaces.
+    pub src: String,
+    /// The body of `main`.
+    pub main: String,
+    /// Each kernel source's namespace.
+    namespaces: HashMap<String, String>,
+    /// The limits the launches are planned with.
+    pub limits: Limits,
+    /// Launches emitted, the most blocks of one, and those whose grid-stride loop wraps.
+    pub launches: usize,
+    pub max_grid: u32,
+    pub wrapped: usize,
+}
+
+impl Harness {
+    /// An empty unit in a fresh folder `polycompute-{name}-{pid}` under the temporary
+    /// directory, starting with the prelude `shim`, planned with CUDA's limits.
+    pub fn new(name: &str, shim: &str) -> Harness {
+        let dir = std::env::temp_dir().join(format!("polycompute-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Harness {
+            dir,
+            src: shim.to_string(),
+            main: String::from("int main() {\n"),
+            namespaces: HashMap::new(),
+            limits: Limits::CUDA,
+            launches: 0,
+            max_grid: 0,
+            wrapped: 0,
+        }
+    }
+
+    /// The namespace of `k`'s source (added the first time it is asked for).
+    pub fn kernel(&mut self, k: &Kernel) -> String {
+        if let Some(ns) = self.namespaces.get(&k.source) {
+            return ns.clone();
+        }
+        let ns = format!("k{}", self.namespaces.len());
+        let _ = writeln!(self.src, "namespace {ns} {{\n{}\n}}", k.source.replace("extern \"C\" ", ""));
+        self.namespaces.insert(k.source.clone(), ns.clone());
+        ns
+    }
+
+    /// Counts a launch of `grid` blocks; `wraps`: its grid-stride loop takes several trips.
+    pub fn count_launch(&mut self, grid: u32, wraps: bool) {
+        self.launches += 1;
+        self.max_grid = self.max_grid.max(grid);
+        if wraps {
+            self.wrapped += 1;
+        }
+    }
+
+    /// A file in the unit's folder.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Closes `main`, builds the unit as `name` (at -O1) and runs it; the folder, where the
+    /// outputs are.
+    pub fn run(mut self, cxx: &str, name: &str) -> PathBuf {
+        self.main.push_str("  return 0;\n}\n");
+        let source = format!("{}{}", self.src, self.main);
+        build_and_run(cxx, &self.dir, name, &source, &["-O1"], &[]);
+        self.dir
     }
 }

@@ -15,20 +15,18 @@
 //! clamp the grid to 3 blocks, so the grid-stride loops take several trips; a few large cases
 //! (past 132 · 32 · 256 items) make the backend's own grid wrap too.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use std::sync::Arc;
 
+use crate::codegen::map;
 use crate::codegen::movement::{self, split_axis};
 use crate::codegen::scan::{self, ScanPass, ScanPlan};
 use crate::codegen::sort::{self, SortOutput};
-use crate::codegen::{map, Kernel};
 use crate::launch::{self, Limits};
 use polycompute_core::{philox, BackendKind, DType, Device, HostVec, Layout, Op, Program, Scalar, ScanKind};
 
-use super::shim::{build_and_run, compiler};
+use super::shim::{compiler, Harness};
 use super::views_cases::{bytes_of, cases, compare, data, read_vec, scan_data, shape, Case};
 
 const SHIM: &str = cuda_host_shim!(
@@ -56,71 +54,15 @@ const SMS: u32 = 132;
 /// The threads of a block of every kernel here (`BLOCK` of `src/ops/`).
 const BLOCK: u32 = 256;
 
-/// A translation unit of kernels (each in its own namespace) and a main that runs the cases.
-struct Harness {
-    dir: PathBuf,
-    src: String,
-    main: String,
-    /// Each kernel source's namespace.
-    namespaces: HashMap<String, String>,
-    /// The limits the launches are planned with.
-    limits: Limits,
-    /// Launches emitted, the most blocks of one, and those whose grid-stride loop wraps.
-    launches: usize,
-    max_grid: u32,
-    wrapped: usize,
-}
-
 impl Harness {
-    fn new() -> Harness {
-        let dir = std::env::temp_dir().join(format!("polycompute-host-views-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Harness {
-            dir,
-            src: SHIM.to_string(),
-            main: String::from("int main() {\n"),
-            namespaces: HashMap::new(),
-            limits: Limits::CUDA,
-            launches: 0,
-            max_grid: 0,
-            wrapped: 0,
-        }
-    }
-
     /// Appends to `m` a launch of `call` (a kernel call) over `items` with the grid the
     /// backend computes (`launch::strided_1d` with `op`, [`BLOCK`], [`SMS`] and the limits).
-    fn launch(&mut self, m: &mut String, op: &str, items: usize, call: &str) {
+    fn launch_strided(&mut self, m: &mut String, op: &str, items: usize, call: &str) {
         let c = launch::strided_1d(op, items as u64, BLOCK, SMS, &self.limits).unwrap();
         assert_eq!((c.grid[1], c.grid[2], c.block, c.shared), (1, 1, [BLOCK, 1, 1], 0), "{op}");
         let g = c.grid[0];
-        self.launches += 1;
-        self.max_grid = self.max_grid.max(g);
-        if items as u64 > g as u64 * BLOCK as u64 {
-            self.wrapped += 1;
-        }
+        self.count_launch(g, items as u64 > g as u64 * BLOCK as u64);
         let _ = writeln!(m, "    PC_LAUNCH({g}u, {BLOCK}u, {call});");
-    }
-
-    /// The namespace of `k`'s source (added the first time it is asked for).
-    fn kernel(&mut self, k: &Kernel) -> String {
-        if let Some(ns) = self.namespaces.get(&k.source) {
-            return ns.clone();
-        }
-        let ns = format!("k{}", self.namespaces.len());
-        let _ = writeln!(self.src, "namespace {ns} {{\n{}\n}}", k.source.replace("extern \"C\" ", ""));
-        self.namespaces.insert(k.source.clone(), ns.clone());
-        ns
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.dir.join(name).display().to_string()
-    }
-
-    fn run(mut self, cxx: &str) -> PathBuf {
-        self.main.push_str("  return 0;\n}\n");
-        let source = format!("{}{}", self.src, self.main);
-        build_and_run(cxx, &self.dir, "views", &source, &["-O1"], &[]);
-        self.dir
     }
 }
 
@@ -129,7 +71,7 @@ impl Harness {
 fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
     let mut m = String::from("  {\n");
     for (k, v) in c.inputs.iter().enumerate() {
-        let path = h.path(&format!("{run}{}_in{k}.bin", c.tag));
+        let path = h.path(&format!("{run}{}_in{k}.bin", c.tag)).display().to_string();
         std::fs::write(&path, bytes_of(v)).unwrap();
         let _ = writeln!(m, "    void *in{k} = pc_read(\"{path}\");");
     }
@@ -142,10 +84,10 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
             let args: String = (0..inputs.len()).map(|k| format!("P{{in{k}}}, ")).collect();
             let n = shape.numel();
             if n > 0 && plan.geometry.is_empty() {
-                h.launch(&mut m, "map", n, &format!("{ns}::pc_map(P{{out}}, {args}{n}u)"));
+                h.launch_strided(&mut m, "map", n, &format!("{ns}::pc_map(P{{out}}, {args}{n}u)"));
             } else if n > 0 {
                 let _ = writeln!(m, "    static const unsigned w[] = {{{}}};", words(&plan.geometry));
-                h.launch(&mut m, "map", n, &format!("{ns}::pc_map(P{{out}}, {args}{n}u, G{{w}})"));
+                h.launch_strided(&mut m, "map", n, &format!("{ns}::pc_map(P{{out}}, {args}{n}u, G{{w}})"));
             }
         }
         Op::Concat { axis, shapes } => {
@@ -162,7 +104,7 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
                         "{ns}::pc_concat(P{{out}}, P{{in{k}}}, {n}u, {row}u, {}u, {col0}u)",
                         total_axis * inner
                     );
-                    h.launch(&mut m, "concat", n, &call);
+                    h.launch_strided(&mut m, "concat", n, &call);
                 }
                 col0 += row;
             }
@@ -178,7 +120,12 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
                 _ => format!("{}u", u32::from_le_bytes(bits.try_into().unwrap())),
             };
             let _ = writeln!(m, "    static const unsigned w[] = {{{}}};", words(&g));
-            h.launch(&mut m, "pad", out_len, &format!("{ns}::pc_pad(P{{out}}, P{{in0}}, {out_len}u, G{{w}}, {v})"));
+            h.launch_strided(
+                &mut m,
+                "pad",
+                out_len,
+                &format!("{ns}::pc_pad(P{{out}}, P{{in0}}, {out_len}u, G{{w}}, {v})"),
+            );
         }
         Op::Take { axis, shape, indices } | Op::TakeAlongAxis { axis, shape, indices } => {
             let along = matches!(c.op, Op::TakeAlongAxis { .. });
@@ -186,7 +133,7 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
             let (_, n, inner) = split_axis(shape, *axis);
             let mm = if along { indices.dims()[*axis] } else { indices.numel() };
             let call = format!("{ns}::pc_take(P{{out}}, P{{in0}}, P{{in1}}, {out_len}u, {n}u, {mm}u, {inner}u)");
-            h.launch(&mut m, "take", out_len, &call);
+            h.launch_strided(&mut m, "take", out_len, &call);
         }
         Op::ScatterAdd { axis, shape, indices } => {
             let ns = h.kernel(&movement::scatter_add_kernel(c.out, c.inputs[1].dtype()));
@@ -195,7 +142,7 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
             let _ = writeln!(m, "    memcpy(out, in0, {out_bytes});");
             let total = outer * mm * inner;
             let call = format!("{ns}::pc_scatter_add(P{{out}}, P{{in1}}, P{{in2}}, {total}u, {n}u, {mm}u, {inner}u)");
-            h.launch(&mut m, "scatter_add", total, &call);
+            h.launch_strided(&mut m, "scatter_add", total, &call);
         }
         Op::Scan { kind, axis, shape } => {
             let (outer, n, inner) = split_axis(shape, *axis);
@@ -209,16 +156,16 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
                 let r = h.kernel(&scan::kernel(*kind, c.out, ScanPass::Carries));
                 let call =
                     format!("{t}::pc_scan_totals(P{{in0}}, P{{totals}}, {work}u, {n}u, {inner}u, {chunk}u, {chunks}u)");
-                h.launch(&mut m, name, work, &call);
+                h.launch_strided(&mut m, name, work, &call);
                 let lanes = outer * inner;
                 let call = format!("{r}::pc_scan_carries(P{{totals}}, {lanes}u, {inner}u, {chunks}u)");
-                h.launch(&mut m, name, lanes, &call);
+                h.launch_strided(&mut m, name, lanes, &call);
             }
             let a = h.kernel(&scan::kernel(*kind, c.out, ScanPass::Apply));
             let call = format!(
                 "{a}::pc_scan_apply(P{{in0}}, P{{out}}, P{{totals}}, {work}u, {n}u, {inner}u, {chunk}u, {chunks}u)"
             );
-            h.launch(&mut m, name, work, &call);
+            h.launch_strided(&mut m, name, work, &call);
         }
         Op::Sort { axis, shape } | Op::Argsort { axis, shape } | Op::TopK { axis, shape, .. } => {
             let (output, k) = match c.op {
@@ -237,7 +184,7 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
             let name = c.op.name();
             let ks = h.kernel(&sort::keys_kernel(dt, output == SortOutput::TopK));
             let call = format!("{ks}::pc_sort_keys(P{{in0}}, P{{keys0}}, P{{idx0}}, {total}u, {n}u, {inner}u)");
-            h.launch(&mut m, name, total, &call);
+            h.launch_strided(&mut m, name, total, &call);
             let mg = h.kernel(&sort::merge_kernel(kb));
             let mut bufs = [("keys0", "idx0"), ("keys1", "idx1")];
             for w in sort::merge_widths(n) {
@@ -245,25 +192,25 @@ fn emit(h: &mut Harness, c: &Case, out_len: usize, run: &str) {
                     "{mg}::pc_sort_merge(P{{{}}}, P{{{}}}, P{{{}}}, P{{{}}}, {total}u, {n}u, {w}u)",
                     bufs[0].0, bufs[0].1, bufs[1].0, bufs[1].1
                 );
-                h.launch(&mut m, name, total, &call);
+                h.launch_strided(&mut m, name, total, &call);
                 bufs.swap(0, 1);
             }
             if output == SortOutput::Values {
                 let g = h.kernel(&sort::gather_kernel(dt.size_bytes()));
                 let call =
                     format!("{g}::pc_sort_gather(P{{in0}}, P{{{}}}, P{{out}}, {total}u, {n}u, {inner}u)", bufs[0].1);
-                h.launch(&mut m, name, total, &call);
+                h.launch_strided(&mut m, name, total, &call);
             } else {
                 let k = if output == SortOutput::TopK { k } else { n };
                 let g = h.kernel(&sort::indices_kernel());
                 let call =
                     format!("{g}::pc_sort_indices(P{{{}}}, P{{out}}, {total}u, {n}u, {inner}u, {k}u)", bufs[0].1);
-                h.launch(&mut m, name, total, &call);
+                h.launch_strided(&mut m, name, total, &call);
             }
         }
         other => panic!("no host launch for {}", other.name()),
     }
-    let path = h.path(&format!("{run}{}_out.bin", c.tag));
+    let path = h.path(&format!("{run}{}_out.bin", c.tag)).display().to_string();
     let _ = writeln!(m, "    pc_write(\"{path}\", out, {out_bytes});\n  }}");
     h.main.push_str(&m);
 }
@@ -341,7 +288,7 @@ fn view_movement_scan_and_sort_kernels_agree_with_the_cpu_backend() {
         return;
     };
     let cpu = Device::open(BackendKind::Cpu, 0).unwrap();
-    let mut h = Harness::new();
+    let mut h = Harness::new("host-views", SHIM);
     let mut all = Vec::new();
     // (file prefix, limits, cases, dtypes): the backend's grids on every case, and on the
     // wrapping ones for f32 (and f16's scatter_add); then grids clamped to 3 blocks on every
@@ -372,7 +319,7 @@ fn view_movement_scan_and_sort_kernels_agree_with_the_cpu_backend() {
     }
     // The backend's own grids had many blocks and wrapped; the clamped ones wrapped often.
     assert!(stats[0].2 > 1 && stats[1].2 == SMS * 32 && stats[1].3 >= 8 && stats[2].3 > 100, "{stats:?}");
-    let dir = h.run(&cxx);
+    let dir = h.run(&cxx, "views");
     let mut failures = Vec::new();
     for (run, c, want) in &all {
         let got = read_vec(&dir.join(format!("{run}{}_out.bin", c.tag)), c.out);

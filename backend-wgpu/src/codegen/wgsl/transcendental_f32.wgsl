@@ -321,3 +321,24 @@ fn pow_f32(x: f32, y: f32) -> f32 {
     }
     return r;
 }
+
+// exp(x) - 1 without the cancellation of a naive `exp(x) - 1` near 0: x = k ln2 + r (the
+// reduction of exp), expm1(r) by its Taylor polynomial (|r| <= ln2/2), then
+// (2^k - 1) + 2^k expm1(r), both terms exact up to k = 24 (and 2^k - 1 = 2^k, within half an
+// ulp, past it), so the sum rounds once (k = 0 leaves r = x). 2^128 overflows: there, exp - 1.
+fn expm1_f32(x: f32) -> f32 {
+    if (isnan_f32(x)) { return x; }
+    // Below 2^-64 (+-0 and subnormals too) the result is x: returned with no arithmetic,
+    // which a device may flush.
+    if (abs(x) < bitcast<f32>(0x1f800000u)) { return x; }
+    // exp(x) < 2^-25: -1 + exp(x) rounds to -1.
+    if (x < -17.5) { return -1.0; }
+    let k = round(x * LOG2E);
+    if (k > 127.0) { return exp_f32(x) - 1.0; }
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let p = r + r * r * (0.5 + r * (bitcast<f32>(0x3e2aaaabu) + r * (bitcast<f32>(0x3d2aaaabu)
+        + r * (bitcast<f32>(0x3c088889u) + r * (bitcast<f32>(0x3ab60b61u) + r * (bitcast<f32>(0x39500d01u)
+        + r * bitcast<f32>(0x37d00d01u)))))));
+    let t = bitcast<f32>(u32(i32(k) + 127) << 23u);
+    return (t - 1.0) + t * p;
+}

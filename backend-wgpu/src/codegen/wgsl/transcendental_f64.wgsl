@@ -218,3 +218,19 @@ fn ln_f64(x: f64) -> f64 {
     let fe64 = f64(e);
     return fe64 * {ln2_hi} + (fe64 * {ln2_lo} + lnm);
 }
+
+// exp(x) - 1, as expm1_f32 (transcendental_f32.wgsl): (2^k - 1) + 2^k expm1(r), r = x - k ln2,
+// expm1(r) = r + r^2 P(r) by its Taylor polynomial to r^17. Below ln 2, k = 0: with k = +-1
+// the two terms would cancel (1 + 2 expm1(r) for r near -ln2/2), costing f64 an ulp.
+fn expm1_f64(x: f64) -> f64 {
+    if (isnan_f64(x)) { return x; }
+    if (abs(x) < {two_m64}) { return x; }
+    // exp(x) < 2^-54: -1 + exp(x) rounds to -1.
+    if (x < f64(-40)) { return f64(-1); }
+    let k = select(round(x * {log2e}), f64(0), abs(x) < f64(0.693));
+    if (k > f64(53)) { return exp_f64(x) - f64(1); }
+    let r = (x - k * {ln2_hi}) - k * {ln2_lo};
+{expm1_poly}
+    let t = ldexp(f64(1), i32(k));
+    return (t - f64(1)) + t * (r + r * r * p);
+}
