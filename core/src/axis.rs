@@ -80,8 +80,8 @@ impl From<usize> for Axis {
 }
 
 /// Which axes a reduction reduces: all of them (`None`, [`Axes::all`]), one, or several
-/// (an array, slice or `Vec` of axes; `[]` reduces none and returns the input unchanged, as
-/// numpy's `axis=()`), and whether the reduced axes stay as size-1 axes
+/// (an array, slice or `Vec` of axes; an empty one, or [`Axes::none`], reduces none and
+/// returns the input unchanged, as numpy's `axis=()`), and whether the reduced axes stay as size-1 axes
 /// ([`Axes::keepdims`], [`keepdims`]). Duplicates, after negative axes are resolved, are an
 /// [`Error::DuplicateAxis`].
 ///
@@ -107,6 +107,20 @@ impl Axes {
     /// Every axis (numpy's `axis=None`).
     pub fn all() -> Axes {
         Axes { axes: None, keepdims: false }
+    }
+
+    /// No axis (numpy's `axis=()`): a reduction over it returns the elements unchanged. The
+    /// same as an empty list, which Rust cannot type as a bare `[]`.
+    ///
+    /// ```
+    /// use polycompute_core::Axes;
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// assert_eq!(Axes::none().resolve(2, "sum")?, Vec::<usize>::new());
+    /// assert!(!Axes::none().is_all());
+    /// # Ok(()) }
+    /// ```
+    pub fn none() -> Axes {
+        Axes { axes: Some(Vec::new()), keepdims: false }
     }
 
     /// The same axes, keeping each reduced axis as a size-1 axis (numpy's `keepdims=True`),

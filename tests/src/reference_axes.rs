@@ -3,7 +3,7 @@
 //! reductions' own reference ([`super::reference::reduce_lane`]) or by numpy's `var`/`std`
 //! and scipy's `logsumexp`, written out in f64.
 
-use polycompute::{DType, ReduceKind, Scalar};
+use polycompute::{DType, Scalar};
 
 use super::corpus_axes::{AxesCall, Reduction};
 use super::reference::{accurate_sum, reduce_lane, Input, Reference};
@@ -107,7 +107,7 @@ fn logsumexp(lane: &[Scalar], dtype: DType) -> (Scalar, ErrorBound) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use polycompute::HostVec;
+    use polycompute::{HostVec, ReduceKind};
 
     fn call(reduction: Reduction, axes: Option<Vec<isize>>, keepdims: bool) -> AxesCall {
         AxesCall { reduction, axes, keepdims }

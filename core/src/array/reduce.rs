@@ -323,8 +323,10 @@ impl<T: Element> DeviceArray<T> {
             return self.map(|x| x.exp()).and_then(|e| e.sum(axes.clone())).and_then(|s| s.map(|s| s.ln()));
         }
         let max = self.reduce::<T>(ReduceKind::Max, axes.clone().keepdims())?;
-        // scipy shifts by 0 where the maximum is not finite: `m - m` is 0 only for finite m.
-        let shift = max.map(|m| Expr::select((m.clone() - m.clone()).eq(Expr::float(0.0)), m, Expr::float(0.0)))?;
+        // scipy shifts by 0 where the maximum is not finite (|m| < inf is false for inf and
+        // NaN). Not `m - m == 0`: a shader compiler may fold `m - m` to 0 (llvmpipe does).
+        let finite = |m: Expr| m.abs().lt(Expr::float(f64::INFINITY));
+        let shift = max.map(|m| Expr::select(finite(m.clone()), m, Expr::float(0.0)))?;
         let sum = self.zip_map(&shift, |x, m| (x - m).exp())?.sum(axes.clone())?;
         let shift = shift.reshape(sum.shape())?;
         sum.zip_map(&shift, |s, m| s.ln() + m)
