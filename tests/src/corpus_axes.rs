@@ -163,16 +163,8 @@ fn axes_label(axes: &Option<Vec<isize>>) -> String {
     }
 }
 
-fn case(
-    add: &mut Add<'_>,
-    dtype: DType,
-    reduction: Reduction,
-    dims: &[usize],
-    axes: Option<&[isize]>,
-    keepdims: bool,
-    gen: Gen,
-    tol: Tolerance,
-) {
+fn case(add: &mut Add<'_>, dtype: DType, reduction: Reduction, shape: AxesCase<'_>, gen: Gen, tol: Tolerance) {
+    let (dims, axes, keepdims) = shape;
     let call = AxesCall { reduction, axes: axes.map(|a| a.to_vec()), keepdims };
     let ddof = match reduction {
         Reduction::Var(d) | Reduction::Std(d) => format!("_ddof{d}"),
@@ -185,6 +177,9 @@ fn case(
 
 /// The axes of the kernel reductions' cases: (dims, axes, keepdims).
 type AxesCase<'a> = (&'a [usize], Option<&'a [isize]>, bool);
+
+/// A var/std case: its axes case and ddof.
+type MomentCase<'a> = (&'a [usize], Option<&'a [isize]>, bool, usize);
 
 const KERNEL_AXES: [AxesCase<'static>; 9] = [
     (&[3, 4, 5], Some(&[-1]), false),
@@ -209,14 +204,14 @@ fn kernel_reductions(add: &mut Add<'_>, dtype: DType) {
         let gen = if matches!(kind, ReduceKind::Min | ReduceKind::Max) { &compared } else { &summed };
         let tol = tolerance::reduce(kind, dtype);
         for (dims, axes, keep) in KERNEL_AXES {
-            case(add, dtype, Reduction::Kind(kind), dims, axes, keep, gen.clone(), tol);
+            case(add, dtype, Reduction::Kind(kind), (dims, axes, keep), gen.clone(), tol);
         }
     }
     // An empty axis: sums of nothing are 0, means NaN; the reduced axes apart or not.
     for kind in [ReduceKind::Sum, ReduceKind::Prod, ReduceKind::Mean] {
         let tol = tolerance::reduce(kind, dtype);
-        case(add, dtype, Reduction::Kind(kind), &[3, 0, 5], Some(&[-2]), true, summed.clone(), tol);
-        case(add, dtype, Reduction::Kind(kind), &[3, 0, 5], Some(&[0, 2]), false, summed.clone(), tol);
+        case(add, dtype, Reduction::Kind(kind), (&[3, 0, 5], Some(&[-2]), true), summed.clone(), tol);
+        case(add, dtype, Reduction::Kind(kind), (&[3, 0, 5], Some(&[0, 2]), false), summed.clone(), tol);
     }
 }
 
@@ -231,7 +226,7 @@ fn arg_reductions(add: &mut Add<'_>, dtype: DType) {
             (&[3, 4, 5], None, true),
         ];
         for (dims, a, keep) in axes {
-            case(add, dtype, Reduction::Kind(kind), dims, a, keep, gen.clone(), Tolerance::Exact);
+            case(add, dtype, Reduction::Kind(kind), (dims, a, keep), gen.clone(), Tolerance::Exact);
         }
     }
 }
@@ -241,7 +236,7 @@ fn moments(add: &mut Add<'_>, dtype: DType) {
     let tol = tolerance::moment(dtype);
     // (dims, axes, keepdims, ddof): ddof 0 and 1, ddof = n (inf) and > n, a lane of one
     // element with ddof 1 (0 / 0: NaN), no axis (every element its own lane: 0).
-    let cases: [(&[usize], Option<&[isize]>, bool, usize); 9] = [
+    let cases: [MomentCase<'_>; 9] = [
         (&[3, 4, 5], Some(&[-1]), false, 0),
         (&[3, 4, 5], Some(&[0, 2]), false, 1),
         (&[3, 4, 5], Some(&[-2, -1]), true, 1),
@@ -253,14 +248,14 @@ fn moments(add: &mut Add<'_>, dtype: DType) {
         (&[7, 65, 33], Some(&[0, -1]), false, 1),
     ];
     for (dims, axes, keep, ddof) in cases {
-        case(add, dtype, Reduction::Var(ddof), dims, axes, keep, gen.clone(), tol);
+        case(add, dtype, Reduction::Var(ddof), (dims, axes, keep), gen.clone(), tol);
     }
     for (dims, axes, keep, ddof) in [cases[1], cases[2], cases[5], cases[6], cases[7]] {
-        case(add, dtype, Reduction::Std(ddof), dims, axes, keep, gen.clone(), tol);
+        case(add, dtype, Reduction::Std(ddof), (dims, axes, keep), gen.clone(), tol);
     }
     // Far from zero: the two-pass form keeps the spread (a one-pass sum of squares would not).
     let offset = Gen::Uniform { lo: 100.0, hi: 104.0 };
-    case(add, dtype, Reduction::Var(0), &[4, 257], Some(&[-1]), false, offset, tol);
+    case(add, dtype, Reduction::Var(0), (&[4, 257], Some(&[-1]), false), offset, tol);
 }
 
 fn logsumexp(add: &mut Add<'_>, dtype: DType) {
@@ -271,15 +266,15 @@ fn logsumexp(add: &mut Add<'_>, dtype: DType) {
     let mut at: Vec<(usize, f64)> = (0..7).map(|j| (j, -inf)).collect();
     at.extend([(9, f64::NAN), (16, inf), (21, inf), (22, -inf), (30, 100.0), (31, 99.0), (36, -inf), (40, -inf)]);
     let special = Gen::With(Box::new(Gen::Uniform { lo: -10.0, hi: 10.0 }), at);
-    case(add, dtype, Reduction::LogSumExp, &[6, 7], Some(&[-1]), false, special.clone(), tol);
-    case(add, dtype, Reduction::LogSumExp, &[6, 7], Some(&[-1]), true, special.clone(), tol);
-    case(add, dtype, Reduction::LogSumExp, &[6, 7], Some(&[]), false, special, tol);
+    case(add, dtype, Reduction::LogSumExp, (&[6, 7], Some(&[-1]), false), special.clone(), tol);
+    case(add, dtype, Reduction::LogSumExp, (&[6, 7], Some(&[-1]), true), special.clone(), tol);
+    case(add, dtype, Reduction::LogSumExp, (&[6, 7], Some(&[]), false), special, tol);
     let gen = Gen::Uniform { lo: -10.0, hi: 10.0 };
-    case(add, dtype, Reduction::LogSumExp, &[5, 7, 3], Some(&[0, 2]), false, gen.clone(), tol);
-    case(add, dtype, Reduction::LogSumExp, &[5, 7, 3], None, false, gen.clone(), tol);
-    case(add, dtype, Reduction::LogSumExp, &[7, 65, 33], Some(&[-3, -1]), true, gen.clone(), tol);
+    case(add, dtype, Reduction::LogSumExp, (&[5, 7, 3], Some(&[0, 2]), false), gen.clone(), tol);
+    case(add, dtype, Reduction::LogSumExp, (&[5, 7, 3], None, false), gen.clone(), tol);
+    case(add, dtype, Reduction::LogSumExp, (&[7, 65, 33], Some(&[-3, -1]), true), gen.clone(), tol);
     // No elements: log(0) = -inf.
-    case(add, dtype, Reduction::LogSumExp, &[2, 0], Some(&[-1]), false, gen, tol);
+    case(add, dtype, Reduction::LogSumExp, (&[2, 0], Some(&[-1]), false), gen, tol);
 }
 
 #[cfg(test)]
