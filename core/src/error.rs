@@ -33,13 +33,28 @@ pub enum Error {
         /// What is wrong with them.
         why: String,
     },
-    /// A reduction or transpose axis that the array does not have.
-    #[error("{op}: axis {axis} is out of range for an array of {ndim} dimension(s); use 0..{ndim}")]
+    /// An axis the array does not have: outside `-ndim..ndim` (negative axes count from
+    /// the end; for an inserted axis, as stack's, `ndim` is the result's rank).
+    #[error(
+        "{op}: axis {axis} is out of range for an array of {ndim} dimension(s); valid axes are \
+         -{ndim}..{ndim} (negative ones count from the end)"
+    )]
     AxisOutOfRange {
         /// The operation.
         op: &'static str,
-        /// The axis asked for.
-        axis: usize,
+        /// The axis asked for, as given (negative counts from the end).
+        axis: isize,
+        /// The array's number of dimensions.
+        ndim: usize,
+    },
+    /// An axis named twice in a reduction's axes (numpy: "duplicate value in 'axis'"), after
+    /// negative axes are resolved (`[1, -2]` of a 3-D array names axis 1 twice).
+    #[error("{op}: duplicate value in 'axis': axis {axis} names an axis already given (array of {ndim} dimension(s))")]
+    DuplicateAxis {
+        /// The operation.
+        op: &'static str,
+        /// The second mention of the axis, as given.
+        axis: isize,
         /// The array's number of dimensions.
         ndim: usize,
     },

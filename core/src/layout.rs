@@ -129,7 +129,11 @@ impl Layout {
     pub fn expand_dims(&self, axis: usize) -> Result<Layout> {
         let n = self.shape.ndim();
         if axis > n {
-            return Err(Error::AxisOutOfRange { op: "expand_dims", axis, ndim: n + 1 });
+            return Err(Error::AxisOutOfRange {
+                op: "expand_dims",
+                axis: crate::axis::Axis::from(axis).0,
+                ndim: n + 1,
+            });
         }
         let mut dims = self.shape.dims().to_vec();
         dims.insert(axis, 1);
@@ -255,7 +259,11 @@ impl Layout {
     }
 
     fn dim(&self, axis: usize, op: &'static str) -> Result<usize> {
-        self.shape.dims().get(axis).copied().ok_or(Error::AxisOutOfRange { op, axis, ndim: self.shape.ndim() })
+        self.shape.dims().get(axis).copied().ok_or(Error::AxisOutOfRange {
+            op,
+            axis: crate::axis::Axis::from(axis).0,
+            ndim: self.shape.ndim(),
+        })
     }
 }
 

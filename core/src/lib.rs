@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod array;
+pub mod axis;
 pub mod backend;
 pub mod device;
 pub mod device_id;
@@ -25,6 +26,7 @@ pub mod sync;
 mod view;
 
 pub use array::{map, where_, DeviceArray, MapInputs, Operand};
+pub use axis::{keepdims, Axes, Axis};
 pub use backend::{
     Backend, BackendBuffer, BackendDevice, BackendKind, BufferRef, DeviceBackend, DeviceBuffer, DeviceInfo,
     DeviceToken, MemoryStats,

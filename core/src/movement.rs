@@ -11,6 +11,7 @@
 //! backend, and no kernel ever sees one.
 
 use crate::array::{same_device, DeviceArray};
+use crate::axis::Axis;
 use crate::backend::BufferRef;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
@@ -30,9 +31,18 @@ mod sealed {
 }
 
 impl<T: Element> DeviceArray<T> {
-    /// Joins `arrays` along `axis` (numpy's `concatenate`): same dtype and device, equal
-    /// dimensions except along `axis`.
-    pub fn concat(arrays: &[&DeviceArray<T>], axis: usize) -> Result<DeviceArray<T>> {
+    /// Joins `arrays` along `axis` (numpy's `concatenate`; negative counts from the end):
+    /// same dtype and device, equal dimensions except along `axis`.
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device, DeviceArray};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let (a, b) = (dev.from_slice(&[1, 2], &[2, 1])?, dev.from_slice(&[3, 4], &[2, 1])?);
+    /// assert_eq!(DeviceArray::concat(&[&a, &b], -1)?.to_vec()?, vec![1, 3, 2, 4]);
+    /// # Ok(()) }
+    /// ```
+    pub fn concat(arrays: &[&DeviceArray<T>], axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
         let Some(first) = arrays.first() else {
             return Err(Error::InvalidArgument {
                 op: "concat",
@@ -43,6 +53,7 @@ impl<T: Element> DeviceArray<T> {
         for a in arrays {
             same_device(first.device(), a.device())?;
         }
+        let axis = axis.into().resolve(first.ndim(), "concat")?;
         let buffers = arrays.iter().map(|a| a.plain_buffer()).collect::<Result<Vec<BufferRef>>>()?;
         let shapes: Vec<Shape> = arrays.iter().map(|a| a.shape_ref().clone()).collect();
         let typed: Vec<(DType, &Shape)> = shapes.iter().map(|s| (T::DTYPE, s)).collect();
@@ -51,18 +62,48 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// Stacks `arrays` (all of one shape) along a new axis `axis` (numpy's `stack`):
-    /// concat of their `expand_dims(axis)`.
-    pub fn stack(arrays: &[&DeviceArray<T>], axis: usize) -> Result<DeviceArray<T>> {
+    /// concat of their `expand_dims(axis)`. The new axis is a position in the result, so a
+    /// negative one counts from the end of the result's axes (`-1`: a new last axis).
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device, DeviceArray};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let (a, b) = (dev.from_slice(&[1, 2], &[2])?, dev.from_slice(&[3, 4], &[2])?);
+    /// let s = DeviceArray::stack(&[&a, &b], -1)?;
+    /// assert_eq!((s.shape(), s.to_vec()?), (&[2, 2][..], vec![1, 3, 2, 4]));
+    /// # Ok(()) }
+    /// ```
+    pub fn stack(arrays: &[&DeviceArray<T>], axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        let axis = axis.into();
+        let Some(first) = arrays.first() else {
+            return Err(Error::InvalidArgument {
+                op: "stack",
+                argument: "arrays",
+                why: "no arrays given; pass at least one".into(),
+            });
+        };
+        let axis = axis.resolve_insert(first.ndim(), "stack")?;
         let expanded = arrays.iter().map(|a| a.expand_dims(axis)).collect::<Result<Vec<_>>>()?;
         let refs: Vec<&DeviceArray<T>> = expanded.iter().collect();
         DeviceArray::concat(&refs, axis)
     }
 
-    /// numpy's `take(a, indices, axis)`: the elements at `indices` along `axis`; output
-    /// shape `shape[..axis] ++ indices.shape ++ shape[axis + 1..]`.
-    pub fn take<I: IndexElement>(&self, indices: &DeviceArray<I>, axis: usize) -> Result<DeviceArray<T>> {
+    /// numpy's `take(a, indices, axis)`: the elements at `indices` along `axis` (negative
+    /// counts from the end); output shape `shape[..axis] ++ indices.shape ++ shape[axis + 1..]`.
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[1, 2, 3, 4, 5, 6], &[2, 3])?;
+    /// let i = dev.from_slice(&[2u32, 0], &[2])?;
+    /// assert_eq!(x.take(&i, -1)?.to_vec()?, vec![3, 1, 6, 4]);
+    /// # Ok(()) }
+    /// ```
+    pub fn take<I: IndexElement>(&self, indices: &DeviceArray<I>, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
         same_device(self.device(), indices.device())?;
-        let n = self.axis_len(axis, "take")?;
+        let (axis, n) = self.axis_len(axis.into(), "take")?;
         check_indices(indices, n, "take")?;
         let op = Op::Take { axis, shape: self.shape_ref().clone(), indices: indices.shape_ref().clone() };
         let (a, i) = (self.plain_buffer()?, indices.plain_buffer()?);
@@ -70,7 +111,21 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// [`DeviceArray::take`] of a 1-D index array (PyTorch's `index_select`).
-    pub fn index_select<I: IndexElement>(&self, axis: usize, indices: &DeviceArray<I>) -> Result<DeviceArray<T>> {
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[1, 2, 3, 4], &[2, 2])?;
+    /// let i = dev.from_slice(&[-1i32], &[1])?;
+    /// assert_eq!(x.index_select(-2, &i)?.to_vec()?, vec![3, 4]);
+    /// # Ok(()) }
+    /// ```
+    pub fn index_select<I: IndexElement>(
+        &self,
+        axis: impl Into<Axis>,
+        indices: &DeviceArray<I>,
+    ) -> Result<DeviceArray<T>> {
         if indices.ndim() != 1 {
             return Err(Error::InvalidArgument {
                 op: "index_select",
@@ -86,9 +141,23 @@ impl<T: Element> DeviceArray<T> {
 
     /// numpy's `take_along_axis(a, indices, axis)`: `indices` has the rank of `a` and its
     /// dimensions on every other axis.
-    pub fn take_along_axis<I: IndexElement>(&self, indices: &DeviceArray<I>, axis: usize) -> Result<DeviceArray<T>> {
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[1.0f32, 9.0, 8.0, 2.0], &[2, 2])?;
+    /// let i = x.argmax(polycompute_core::keepdims(-1))?;
+    /// assert_eq!(x.take_along_axis(&i, -1)?.to_vec()?, vec![9.0, 8.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn take_along_axis<I: IndexElement>(
+        &self,
+        indices: &DeviceArray<I>,
+        axis: impl Into<Axis>,
+    ) -> Result<DeviceArray<T>> {
         same_device(self.device(), indices.device())?;
-        let n = self.axis_len(axis, "take_along_axis")?;
+        let (axis, n) = self.axis_len(axis.into(), "take_along_axis")?;
         check_indices(indices, n, "take_along_axis")?;
         let op = Op::TakeAlongAxis { axis, shape: self.shape_ref().clone(), indices: indices.shape_ref().clone() };
         let (a, i) = (self.plain_buffer()?, indices.plain_buffer()?);
@@ -97,15 +166,25 @@ impl<T: Element> DeviceArray<T> {
 
     /// numpy's `np.add.at(a, (slice(None),) * axis + (indices,), values)`, on a copy:
     /// `values` has the shape `take(indices, axis)` would have; repeated indices add up.
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[0, 0, 0], &[3])?;
+    /// let (i, v) = (dev.from_slice(&[2u32, 2, 0], &[3])?, dev.from_slice(&[1, 2, 3], &[3])?);
+    /// assert_eq!(x.scatter_add(&i, &v, -1)?.to_vec()?, vec![3, 0, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn scatter_add<I: IndexElement>(
         &self,
         indices: &DeviceArray<I>,
         values: &DeviceArray<T>,
-        axis: usize,
+        axis: impl Into<Axis>,
     ) -> Result<DeviceArray<T>> {
         same_device(self.device(), indices.device())?;
         same_device(self.device(), values.device())?;
-        let n = self.axis_len(axis, "scatter_add")?;
+        let (axis, n) = self.axis_len(axis.into(), "scatter_add")?;
         check_indices(indices, n, "scatter_add")?;
         let op = Op::ScatterAdd { axis, shape: self.shape_ref().clone(), indices: indices.shape_ref().clone() };
         let (a, i, v) = (self.plain_buffer()?, indices.plain_buffer()?, values.plain_buffer()?);
@@ -121,31 +200,83 @@ impl<T: Element> DeviceArray<T> {
         self.unary_op(Op::Pad { shape: self.shape_ref().clone(), widths: widths.to_vec(), value: value.to_scalar() })
     }
 
-    /// Running sum along `axis` (numpy's `cumsum`); integers wrap.
-    pub fn cumsum(&self, axis: usize) -> Result<DeviceArray<T>> {
+    /// Running sum along `axis` (numpy's `cumsum`; negative counts from the end); integers
+    /// wrap.
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[1, 2, 3, 4], &[2, 2])?;
+    /// assert_eq!(x.cumsum(-1)?.to_vec()?, vec![1, 3, 3, 7]);
+    /// # Ok(()) }
+    /// ```
+    pub fn cumsum(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        let axis = axis.into().resolve(self.ndim(), "cumsum")?;
         self.unary_op(Op::Scan { kind: ScanKind::Sum, axis, shape: self.shape_ref().clone() })
     }
 
     /// Running product along `axis` (numpy's `cumprod`); integers wrap.
-    pub fn cumprod(&self, axis: usize) -> Result<DeviceArray<T>> {
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[1, 2, 3, 4], &[2, 2])?;
+    /// assert_eq!(x.cumprod(-2)?.to_vec()?, vec![1, 2, 3, 8]);
+    /// # Ok(()) }
+    /// ```
+    pub fn cumprod(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        let axis = axis.into().resolve(self.ndim(), "cumprod")?;
         self.unary_op(Op::Scan { kind: ScanKind::Prod, axis, shape: self.shape_ref().clone() })
     }
 
     /// Stable ascending sort along `axis`, numpy's order: NaN last, `-0.0` and `+0.0`
     /// equal (input order kept).
-    pub fn sort(&self, axis: usize) -> Result<DeviceArray<T>> {
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[3.0f32, f32::NAN, 1.0], &[3])?;
+    /// assert_eq!(x.sort(-1)?.to_vec()?[..2], [1.0, 3.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn sort(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        let axis = axis.into().resolve(self.ndim(), "sort")?;
         self.unary_op(Op::Sort { axis, shape: self.shape_ref().clone() })
     }
 
     /// The indices that sort along `axis` (numpy's `argsort(kind='stable')`).
-    pub fn argsort(&self, axis: usize) -> Result<DeviceArray<u32>> {
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[3, 1, 2], &[3])?;
+    /// assert_eq!(x.argsort(-1)?.to_vec()?, vec![1, 2, 0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn argsort(&self, axis: impl Into<Axis>) -> Result<DeviceArray<u32>> {
+        let axis = axis.into().resolve(self.ndim(), "argsort")?;
         self.unary_op(Op::Argsort { axis, shape: self.shape_ref().clone() })
     }
 
     /// The `k` largest elements along `axis` and their indices, largest first; equal
     /// values by lower index first; NaN counts as the largest; `k` larger than the axis
     /// is an error.
-    pub fn topk(&self, k: usize, axis: usize) -> Result<(DeviceArray<T>, DeviceArray<u32>)> {
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[3, 1, 4, 1, 5], &[5])?;
+    /// let (values, indices) = x.topk(2, -1)?;
+    /// assert_eq!((values.to_vec()?, indices.to_vec()?), (vec![5, 4], vec![4, 2]));
+    /// # Ok(()) }
+    /// ```
+    pub fn topk(&self, k: usize, axis: impl Into<Axis>) -> Result<(DeviceArray<T>, DeviceArray<u32>)> {
+        let axis = axis.into().resolve(self.ndim(), "topk")?;
         let indices: DeviceArray<u32> = self.unary_op(Op::TopK { k, axis, shape: self.shape_ref().clone() })?;
         // The indices come from the op itself, so they are in range: no check needed.
         let op = Op::TakeAlongAxis { axis, shape: self.shape_ref().clone(), indices: indices.shape_ref().clone() };
@@ -154,8 +285,10 @@ impl<T: Element> DeviceArray<T> {
         Ok((values, indices))
     }
 
-    fn axis_len(&self, axis: usize, op: &'static str) -> Result<usize> {
-        self.shape().get(axis).copied().ok_or(Error::AxisOutOfRange { op, axis, ndim: self.ndim() })
+    /// The resolved `axis` and its length.
+    fn axis_len(&self, axis: Axis, op: &'static str) -> Result<(usize, usize)> {
+        let axis = axis.resolve(self.ndim(), op)?;
+        Ok((axis, self.shape()[axis]))
     }
 }
 

@@ -385,7 +385,11 @@ impl Op {
                     None => Shape::scalar(),
                     Some(a) => {
                         if *a >= shape.ndim() {
-                            return Err(Error::AxisOutOfRange { op: kind.name(), axis: *a, ndim: shape.ndim() });
+                            return Err(Error::AxisOutOfRange {
+                                op: kind.name(),
+                                axis: crate::axis::Axis::from(*a).0,
+                                ndim: shape.ndim(),
+                            });
                         }
                         let mut dims = shape.dims().to_vec();
                         dims.remove(*a);
@@ -463,7 +467,11 @@ impl Op {
                 let dtype = inputs[0].0;
                 let nd = first.ndim();
                 if *axis >= nd {
-                    return Err(Error::AxisOutOfRange { op: "concat", axis: *axis, ndim: nd });
+                    return Err(Error::AxisOutOfRange {
+                        op: "concat",
+                        axis: crate::axis::Axis::from(*axis).0,
+                        ndim: nd,
+                    });
                 }
                 let mut dims = first.dims().to_vec();
                 dims[*axis] = 0;
@@ -661,7 +669,7 @@ fn declared_is(actual: &Shape, declared: &Shape, op: &str, i: usize) -> Result<(
 
 fn axis_in(axis: usize, shape: &Shape, op: &'static str) -> Result<()> {
     if axis >= shape.ndim() {
-        return Err(Error::AxisOutOfRange { op, axis, ndim: shape.ndim() });
+        return Err(Error::AxisOutOfRange { op, axis: crate::axis::Axis::from(axis).0, ndim: shape.ndim() });
     }
     Ok(())
 }

@@ -5,8 +5,9 @@
 use ndarray::SliceInfoElem;
 
 use crate::array::DeviceArray;
+use crate::axis::{Axes, Axis};
 use crate::dtype::Element;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::Shape;
 
@@ -32,8 +33,18 @@ impl<T: Element> DeviceArray<T> {
         Ok(self.view(self.layout().slice(info.as_ref())?))
     }
 
-    /// The elements of `axis` in reverse order (a view).
-    pub fn flip(&self, axis: usize) -> Result<Self> {
+    /// The elements of `axis` in reverse order (a view; negative counts from the end).
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[1, 2, 3, 4], &[2, 2])?;
+    /// assert_eq!(x.flip(-1)?.to_vec()?, vec![2, 1, 4, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn flip(&self, axis: impl Into<Axis>) -> Result<Self> {
+        let axis = axis.into().resolve(self.ndim(), "flip")?;
         Ok(self.view(self.layout().flip(axis)?))
     }
 
@@ -43,14 +54,54 @@ impl<T: Element> DeviceArray<T> {
         Ok(self.view(self.layout().broadcast_to(&Shape::new(shape)?)?))
     }
 
-    /// A size-1 axis inserted before axis `axis` (`0..=ndim`).
-    pub fn expand_dims(&self, axis: usize) -> Result<Self> {
+    /// A size-1 axis inserted at position `axis` of the result (`0..=ndim`; negative counts
+    /// from the end of the result's axes, as numpy's: `-1` appends one).
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[1, 2, 3], &[3])?;
+    /// assert_eq!(x.expand_dims(-1)?.shape(), &[3, 1]);
+    /// assert_eq!(x.expand_dims(0)?.shape(), &[1, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn expand_dims(&self, axis: impl Into<Axis>) -> Result<Self> {
+        let axis = axis.into().resolve_insert(self.ndim(), "expand_dims")?;
         Ok(self.view(self.layout().expand_dims(axis)?))
     }
 
-    /// Removes axis `axis` (which must have size 1), or every size-1 axis for `None`.
-    pub fn squeeze(&self, axis: Option<usize>) -> Result<Self> {
-        Ok(self.view(self.layout().squeeze(axis)?))
+    /// Removes the given size-1 axes (one, several, negative ones counted from the end), or
+    /// every size-1 axis for `None`; an axis of another size is an error.
+    ///
+    /// ```
+    /// use polycompute_core::{BackendKind, Device};
+    /// # fn main() -> polycompute_core::Result<()> {
+    /// # let Ok(dev) = Device::open(BackendKind::Cpu, 0) else { return Ok(()) };
+    /// let x = dev.from_slice(&[1, 2, 3], &[1, 3, 1])?;
+    /// assert_eq!(x.squeeze(None)?.shape(), &[3]);
+    /// assert_eq!(x.squeeze(-1)?.shape(), &[1, 3]);
+    /// assert_eq!(x.squeeze([0, 2])?.shape(), &[3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn squeeze(&self, axes: impl Into<Axes>) -> Result<Self> {
+        let axes = axes.into();
+        if axes.is_keepdims() {
+            return Err(Error::InvalidArgument {
+                op: "squeeze",
+                argument: "axis",
+                why: "keepdims would keep the axes squeeze removes; pass the axes alone".into(),
+            });
+        }
+        if axes.is_all() {
+            return Ok(self.view(self.layout().squeeze(None)?));
+        }
+        // From the last axis down, so the positions still to remove stay where they were.
+        let mut layout = self.layout().clone();
+        for &a in axes.resolve(self.ndim(), "squeeze")?.iter().rev() {
+            layout = layout.squeeze(Some(a))?;
+        }
+        Ok(self.view(layout))
     }
 }
 

@@ -99,6 +99,9 @@ pub enum CaseOp {
         /// The axis.
         axis: usize,
     },
+    /// A reduction through `DeviceArray` over negative or several axes, keepdims, or one
+    /// built of several ops (var, std, logsumexp): see [`crate::corpus_axes`].
+    Axes(super::corpus_axes::AxesCall),
 }
 
 /// One input of a case.
@@ -195,6 +198,13 @@ impl Case {
             CaseOp::Sort(axis) => Op::Sort { axis: *axis, shape: first(0) },
             CaseOp::Argsort(axis) => Op::Argsort { axis: *axis, shape: first(0) },
             CaseOp::TopK { k, axis } => Op::TopK { k: *k, axis: *axis, shape: first(0) },
+            CaseOp::Axes(call) => {
+                return Err(polycompute::Error::InvalidArgument {
+                    op: "corpus",
+                    argument: "case",
+                    why: format!("{} runs through DeviceArray, not as one op", call.describe()),
+                })
+            }
         };
         self.output_of(&op)?;
         Ok(op)
@@ -202,6 +212,9 @@ impl Case {
 
     /// The output dtype and shape core's validation ([`Op::output`]) gives the case's op.
     pub fn output(&self) -> Result<(DType, Shape)> {
+        if let (CaseOp::Axes(call), [i]) = (&self.compute, self.inputs.as_slice()) {
+            return call.output(i.dtype, &i.dims);
+        }
         self.output_of(&self.op()?)
     }
 
@@ -255,6 +268,7 @@ impl Case {
             CaseOp::Sort(axis) => format!("sort axis {axis}"),
             CaseOp::Argsort(axis) => format!("argsort axis {axis}"),
             CaseOp::TopK { k, axis } => format!("topk k {k} axis {axis}"),
+            CaseOp::Axes(call) => call.describe(),
         };
         let inputs: Vec<String> =
             self.inputs.iter().map(|i| format!("{} {:?} {}", i.dtype, i.dims, i.gen.describe())).collect();
@@ -312,6 +326,9 @@ pub fn corpus() -> Vec<Case> {
         c.add(name, op, dtype, compute, inputs, tol)
     });
     super::corpus_sizes::add_all(&mut |name, op, dtype, compute, inputs, tol| {
+        c.add(name, op, dtype, compute, inputs, tol)
+    });
+    super::corpus_axes::add_all(&mut |name, op, dtype, compute, inputs, tol| {
         c.add(name, op, dtype, compute, inputs, tol)
     });
     c.0
@@ -702,7 +719,8 @@ mod tests {
         let dups: Vec<_> = all_names.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
         assert_eq!(names.len(), n, "duplicate case names: {dups:?}");
         for case in &all {
-            if let Err(e) = case.op() {
+            // `output` validates the op (or, for the axes cases, the array call) and its result.
+            if let Err(e) = case.output() {
                 panic!("{}: {e}", case.name);
             }
         }
@@ -755,7 +773,8 @@ mod tests {
     fn every_op_variant_function_kind_and_dtype_has_cases() {
         let all = corpus();
         let mut seen = [false; 17];
-        for c in &all {
+        // The axes cases run through DeviceArray, as several ops (their own test counts them).
+        for c in all.iter().filter(|c| !matches!(c.compute, CaseOp::Axes(_))) {
             seen[variant(&c.op().unwrap())] = true;
         }
         let missing: Vec<usize> = (0..seen.len()).filter(|&v| !seen[v]).collect();

@@ -9,12 +9,14 @@
 //! views, the test kit through `polycompute::testing`, and the worker pool.
 
 pub mod corpus;
+pub mod corpus_axes;
 mod corpus_sizes;
 mod corpus_views;
 pub mod golden;
 pub mod inputs;
 pub mod movement;
 pub mod reference;
+mod reference_axes;
 pub mod report;
 pub mod runner;
 pub mod scalar;

@@ -94,6 +94,7 @@ pub fn compute(op: &CaseOp, inputs: &[Input]) -> Result<Reference, String> {
         CaseOp::Sort(axis) => movement::sort(one_input(inputs)?, *axis, true),
         CaseOp::Argsort(axis) => movement::sort(one_input(inputs)?, *axis, false),
         CaseOp::TopK { k, axis } => movement::topk(one_input(inputs)?, *k, *axis),
+        CaseOp::Axes(call) => super::reference_axes::compute(call, one_input(inputs)?),
     }
 }
 
@@ -263,7 +264,7 @@ fn reduce(kind: ReduceKind, axis: Option<usize>, dims: &[usize], v: &HostVec) ->
 }
 
 /// One reduced value and its error bound (0 for exact reductions).
-fn reduce_lane(kind: ReduceKind, dtype: DType, lane: &[Scalar]) -> (Scalar, ErrorBound) {
+pub(crate) fn reduce_lane(kind: ReduceKind, dtype: DType, lane: &[Scalar]) -> (Scalar, ErrorBound) {
     let exact = |s: Scalar| (s, ErrorBound { limit: 0.0, magnitude: 0.0 });
     let n = lane.len();
     let floats = || lane.iter().map(|s| s.to_f64());

@@ -216,6 +216,68 @@ pub fn matmul_bound(k: usize, abs_sum: f64, dtype: DType) -> f64 {
     k.max(1) as f64 * acc_eps(dtype) * abs_sum
 }
 
+// ---- Reductions built from others: var, std, logsumexp ----
+
+/// Tolerance of `var` and `std` of `dtype`: a bound, for integers too (they compute in f64).
+pub fn moment(_dtype: DType) -> Tolerance {
+    Tolerance::Bound
+}
+
+/// Tolerance of `logsumexp` (floats).
+pub fn logsumexp(_dtype: DType) -> Tolerance {
+    Tolerance::Bound
+}
+
+/// The epsilon `var`, `std` and `logsumexp` compute in: f32's for the halves (they compute
+/// in f32 and round once), f64's for integers (var and std give f64), the dtype's own else.
+pub fn work_eps(dtype: DType) -> f64 {
+    if dtype.is_int() {
+        f64::EPSILON
+    } else {
+        acc_eps(dtype)
+    }
+}
+
+/// Error bound of the two-pass variance of `n` elements whose magnitudes add up to `abs_sum`,
+/// with mean `mean`, squared deviations adding up to `squares` and divisor `divisor`
+/// (`max(n - ddof, 0)`). The computed mean is off by at most
+/// `d = ceil(log2 n) * eps * abs_sum / n + eps * |mean|`, which changes the sum of squares by
+/// exactly `n * d^2` (the first-order term is `2 d * sum(x - mean) = 0`); each square
+/// rounds twice and the pairwise sum of the `n` nonnegative squares adds
+/// `ceil(log2 n) * eps * squares`; the division one more rounding (3 for WGSL's f32
+/// division): `((ceil(log2 n) + 6) * eps * squares + n * d^2) / divisor`.
+pub fn var_bound(n: usize, abs_sum: f64, mean: f64, squares: f64, divisor: usize, dtype: DType) -> ErrorBound {
+    let e = work_eps(dtype);
+    let depth = (n.max(2) as f64).log2().ceil();
+    let d = depth * e * abs_sum / n.max(1) as f64 + e * mean.abs();
+    let div = divisor as f64;
+    ErrorBound { limit: ((depth + 6.0) * e * squares + n as f64 * d * d) / div, magnitude: squares / div }
+}
+
+/// Error bound of `std = sqrt(var)` from the variance's bound `b`: `|sqrt(a) - sqrt(v)|` is at
+/// most `sqrt(|a - v|)` and at most `|a - v| / sqrt(v)`; plus 6 ULPs for the square root
+/// (WGSL's f32 sqrt is 5).
+pub fn std_bound(var: ErrorBound, std: f64, dtype: DType) -> ErrorBound {
+    let from_var = if std > 0.0 { var.limit.sqrt().min(var.limit / std) } else { var.limit.sqrt() };
+    ErrorBound { limit: from_var + 6.0 * work_eps(dtype) * std, magnitude: std }
+}
+
+/// Error bound of `logsumexp` of one lane: `t` the shifted terms `x - m`, `s = sum(exp(t))`,
+/// `out = ln(s) + m`. Each term's shift rounds (`eps * |t|` on `t`) and its exp is good to
+/// `3 + 2|t|` ULPs (WGSL's f32 rule; libm and CUDA are tighter), the sum adds
+/// `ceil(log2 n) * eps * s`, ln 4 ULPs or WGSL's absolute `2^-21` (f32), the final addition
+/// 2 ULPs: `eps * (sum((4 + 3|t|) exp(t)) / s + ceil(log2 n) + 4 |ln s| + 2 |out|) + abs`.
+pub fn logsumexp_bound(t: &[f64], s: f64, out: f64, dtype: DType) -> ErrorBound {
+    let e = work_eps(dtype);
+    let depth = (t.len().max(2) as f64).log2().ceil();
+    // exp(-inf) is exactly 0 on every device: no error to count.
+    let terms: f64 = t.iter().filter(|t| t.is_finite()).map(|t| (4.0 + 3.0 * t.abs()) * t.exp()).sum();
+    let abs = if dtype == DType::F64 { 0.0 } else { pow2(-21) };
+    let relative = if s > 0.0 && s.is_finite() { terms / s + depth + 4.0 * s.ln().abs() } else { 0.0 };
+    let limit = e * (relative + 2.0 * if out.is_finite() { out.abs() } else { 0.0 }) + abs;
+    ErrorBound { limit, magnitude: out.abs() }
+}
+
 /// The size of one ULP at `x` (the gap to the next float away from zero).
 pub use polycompute_testing::ulps::ulp_size;
 
@@ -241,6 +303,9 @@ pub fn table() -> Vec<Row> {
         for op in ["cumsum", "cumprod", "scatter_add"] {
             rows.push((op.into(), dtype, Tolerance::Bound));
         }
+        rows.push(("var".into(), dtype, moment(dtype)));
+        rows.push(("std".into(), dtype, moment(dtype)));
+        rows.push(("logsumexp".into(), dtype, logsumexp(dtype)));
     }
     rows.retain(|r| !r.2.is_exact());
     rows
@@ -264,6 +329,17 @@ pub fn bound_formula(op: &str, dtype: DType) -> &'static str {
         "cumsum" | "scatter_add" => "m * eps * sum(abs(x)) + 1 ulp",
         "cumprod" if half => "m * eps32 * abs(prod) + 1 ulp",
         "cumprod" => "m * eps * abs(prod) + 1 ulp",
+        "var" if half => "((ceil(log2 n) + 6) * eps32 * S + n * d^2) / (n - ddof) + 1 ulp",
+        "var" => "((ceil(log2 n) + 6) * eps * S + n * d^2) / (n - ddof) + 1 ulp",
+        "std" if half => "min(sqrt(b), b / std) + 6 * eps32 * std + 1 ulp",
+        "std" => "min(sqrt(b), b / std) + 6 * eps * std + 1 ulp",
+        "logsumexp" if half => {
+            "eps32 * (sum((4 + 3abs(t)) e^t) / s + ceil(log2 n) + 4 abs(ln s) + 2 abs(out)) + 2^-21 + 1 ulp"
+        }
+        "logsumexp" if dtype == DType::F32 => {
+            "eps * (sum((4 + 3abs(t)) e^t) / s + ceil(log2 n) + 4 abs(ln s) + 2 abs(out)) + 2^-21 + 1 ulp"
+        }
+        "logsumexp" => "eps * (sum((4 + 3abs(t)) e^t) / s + ceil(log2 n) + 4 abs(ln s) + 2 abs(out)) + 1 ulp",
         _ => "bound",
     }
 }

@@ -41,6 +41,87 @@ fn reduction_axis_out_of_range() {
     assert!(matches!(a.permute(&[0, 0]), Err(Error::InvalidShape(_))));
 }
 
+/// `(axis, ndim)` of an `AxisOutOfRange`, or a panic naming what came instead.
+fn out_of_range<T: std::fmt::Debug>(r: polycompute::Result<T>) -> (isize, usize) {
+    match r {
+        Err(Error::AxisOutOfRange { axis, ndim, .. }) => (axis, ndim),
+        other => panic!("expected AxisOutOfRange, got {other:?}"),
+    }
+}
+
+#[test]
+fn reduction_axes_out_of_range_both_ways_or_named_twice() {
+    use polycompute::keepdims;
+    let a = cpu().zeros::<f32>(&[2, 3, 4]).unwrap();
+    assert_eq!(out_of_range(a.sum(3)), (3, 3));
+    assert_eq!(out_of_range(a.sum(-4)), (-4, 3));
+    assert_eq!(out_of_range(a.prod([0, 3])), (3, 3));
+    assert_eq!(out_of_range(a.min(keepdims([-1, -4]))), (-4, 3));
+    assert_eq!(out_of_range(a.max(usize::MAX)), (isize::MAX, 3));
+    assert_eq!(out_of_range(a.mean(isize::MIN)), (isize::MIN, 3));
+    assert_eq!(out_of_range(a.argmin(-4)), (-4, 3));
+    assert_eq!(out_of_range(a.argmax(keepdims(3))), (3, 3));
+    assert_eq!(out_of_range(a.var(-4, 1)), (-4, 3));
+    assert_eq!(out_of_range(a.std([5], 0)), (5, 3));
+    assert_eq!(out_of_range(a.logsumexp(-9)), (-9, 3));
+    let err = a.sum(-4).unwrap_err().to_string();
+    assert!(err.contains("axis -4") && err.contains("-3..3"), "{err}");
+    // The same axis twice, once from each end: numpy's "duplicate value in 'axis'".
+    for err in [
+        a.sum([1, -2]).unwrap_err(),
+        a.max([0, 0]).unwrap_err(),
+        a.var(keepdims([2, -1]), 0).unwrap_err(),
+        a.logsumexp(vec![0usize, 1, 0]).unwrap_err(),
+    ] {
+        assert!(matches!(err, Error::DuplicateAxis { ndim: 3, .. }), "{err:?}");
+        assert!(err.to_string().contains("duplicate value in 'axis'"), "{err}");
+    }
+    // argmin/argmax take one axis or none; integers have no logsumexp.
+    assert!(matches!(a.argmax([0, 1]), Err(Error::InvalidArgument { argument: "axis", .. })));
+    assert!(matches!(a.argmin(Vec::<usize>::new()), Err(Error::InvalidArgument { argument: "axis", .. })));
+    let ints = cpu().zeros::<i32>(&[2]).unwrap();
+    assert!(matches!(ints.logsumexp(None), Err(Error::Unsupported { dtype: DType::I32, .. })));
+    // A 0-d array has no axis 0, nor -1.
+    let scalar = cpu().from_slice(&[1.0f64], &[]).unwrap();
+    assert_eq!(out_of_range(scalar.sum(0)), (0, 0));
+    assert_eq!(out_of_range(scalar.sum(-1)), (-1, 0));
+}
+
+#[test]
+fn movement_axes_out_of_range_both_ways() {
+    use polycompute::DeviceArray;
+    let a = cpu().zeros::<f32>(&[2, 3]).unwrap();
+    let i = cpu().from_slice(&[0u32, 1], &[2]).unwrap();
+    let along = cpu().zeros::<u32>(&[2, 3]).unwrap();
+    let v = cpu().zeros::<f32>(&[2, 2]).unwrap();
+    assert_eq!(out_of_range(DeviceArray::concat(&[&a, &a], 2)), (2, 2));
+    assert_eq!(out_of_range(DeviceArray::concat(&[&a, &a], -3)), (-3, 2));
+    // stack inserts an axis: valid positions are -3..3 of the 3-D result.
+    assert_eq!(out_of_range(DeviceArray::stack(&[&a, &a], 3)), (3, 3));
+    assert_eq!(out_of_range(DeviceArray::stack(&[&a, &a], -4)), (-4, 3));
+    assert_eq!(DeviceArray::stack(&[&a, &a], -1).unwrap().shape(), &[2, 3, 2]);
+    assert_eq!(out_of_range(a.take(&i, 2)), (2, 2));
+    assert_eq!(out_of_range(a.take(&i, -3)), (-3, 2));
+    assert_eq!(out_of_range(a.index_select(-3, &i)), (-3, 2));
+    assert_eq!(out_of_range(a.take_along_axis(&along, 2)), (2, 2));
+    assert_eq!(out_of_range(a.scatter_add(&i, &v, -3)), (-3, 2));
+    assert_eq!(out_of_range(a.cumsum(2)), (2, 2));
+    assert_eq!(out_of_range(a.cumprod(-3)), (-3, 2));
+    assert_eq!(out_of_range(a.sort(-3)), (-3, 2));
+    assert_eq!(out_of_range(a.argsort(2)), (2, 2));
+    assert_eq!(out_of_range(a.topk(1, -3)), (-3, 2));
+    assert_eq!(out_of_range(a.flip(2)), (2, 2));
+    assert_eq!(out_of_range(a.flip(-3)), (-3, 2));
+    assert_eq!(out_of_range(a.expand_dims(3)), (3, 3));
+    assert_eq!(out_of_range(a.expand_dims(-4)), (-4, 3));
+    assert_eq!(out_of_range(a.squeeze(-3)), (-3, 2));
+    assert!(matches!(a.squeeze([0, -2]), Err(Error::DuplicateAxis { .. })));
+    assert!(matches!(a.squeeze(0), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(a.squeeze(polycompute::keepdims(None)), Err(Error::InvalidArgument { .. })));
+    // No arrays to stack is an error, not a panic.
+    assert!(matches!(DeviceArray::<f32>::stack(&[], -1), Err(Error::InvalidArgument { .. })));
+}
+
 #[test]
 fn empty_min_is_an_error_but_empty_sum_is_zero() {
     let empty = cpu().from_slice::<f32>(&[], &[0]).unwrap();
