@@ -550,9 +550,7 @@ fn receive(pool: &PoolState, ranks: &mut [Rank], cost: &mut HashMap<&'static str
     } else if last && first + got < ctl.len {
         // Ended early (a sticky fault retired the rank's device, or a skip rank 0 did not
         // ask for): the inputs that did not run go back to the queue, uncharged.
-        if let Some(rest) = ctl.claim_rest() {
-            pool.resubmit(job, rest, job.attempt);
-        }
+        pool.requeue_rest(job);
     }
     if last {
         pop_head(r);

@@ -14,6 +14,7 @@ use super::progress::Mark;
 use super::ProcessSlot;
 use crate::error::TaskErrorKind;
 use crate::job::{Inputs, Job};
+use crate::schedule::Deadline;
 use crate::spin;
 use crate::state::{PoolState, Refusal, Slot, Work};
 use crate::task::Failure;
@@ -137,10 +138,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
         let Some(head) = inflight.front() else {
             return Outcome::Retire; // it reached its task limit
         };
-        if let Some(t) = inner.cfg.timeout {
-            // Look at the worker's progress a few times per timeout: a task's deadline is its
-            // own start (as the progress word shows it) plus the timeout.
-            let poll = (t / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
+        if let Some(deadline) = Deadline::of(&inner.cfg) {
             // Without a shared progress word, the first unanswered input counts as running
             // from when the one before it answered.
             let mark = if w.progress.is_shared() {
@@ -151,17 +149,20 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
             if mark != watch.0 {
                 watch = (mark, Instant::now());
             }
-            if let Some(k) = mark.running(head.id) {
-                let ran = watch.1.elapsed();
-                if ran >= t {
-                    timed_out(inner, slot, inflight, k, t, ran);
-                    return Outcome::Kill;
+            // Look at the worker's progress a few times per timeout: a task's deadline is its
+            // own start (as the progress word shows it) plus the timeout.
+            let wait = match mark.running(head.id) {
+                Some(k) => {
+                    let ran = watch.1.elapsed();
+                    if deadline.passed(ran) {
+                        timed_out(inner, slot, inflight, deadline, k, ran);
+                        return Outcome::Kill;
+                    }
+                    deadline.wait(ran)
                 }
-                let left = (t - ran).min(poll).max(Duration::from_micros(100));
-                let _ = w.reader.get_ref().set_read_timeout(Some(left));
-            } else {
-                let _ = w.reader.get_ref().set_read_timeout(Some(poll));
-            }
+                None => deadline.poll(),
+            };
+            let _ = w.reader.get_ref().set_read_timeout(Some(wait));
         }
         let _ = spin::until_readable(&mut w.reader);
         match wire::read_frame(&mut w.reader, &mut w.frame) {
@@ -178,9 +179,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                     tracing::warn!("polycompute pool: worker {} ({}) retires: {why}", slot.id, slot.device_id);
                     // The job it retired in stopped at the fault: the rest of it never ran.
                     if let Some(head) = inflight.pop_front() {
-                        if let Some(rest) = head.job.ctl.claim_rest() {
-                            inner.resubmit(&head.job, rest, head.job.attempt);
-                        }
+                        inner.requeue_rest(&head.job);
                     }
                     requeue(inner, inflight);
                     return Outcome::Retire;
@@ -203,32 +202,19 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
     }
 }
 
-/// Input `k` of the head job ran `ran`, over the timeout `limit`: it fails with `Timeout`
-/// (counted); the job's inputs that finished were answered already; the others (not started,
-/// or finished without their result sent) go back to the queue without an attempt counted.
-/// The worker is then killed.
+/// Input `k` of the head job ran `ran`, over the pool's deadline (see
+/// [`Deadline::time_out`]); the jobs behind it never started and go back to the queue. The
+/// worker is then killed.
 fn timed_out(
     inner: &Arc<PoolState>,
     slot: &Slot,
     mut inflight: VecDeque<InFlight>,
+    deadline: Deadline,
     k: usize,
-    limit: Duration,
     ran: Duration,
 ) {
-    let who = (slot.id, slot.device_id);
     if let Some(head) = inflight.pop_front() {
-        let (job, ctl) = (&head.job, &head.job.ctl);
-        if let Some(rest) = ctl.claim_rest() {
-            if rest.contains(&k) {
-                slot.stats.count_failed(1);
-                let kind = TaskErrorKind::Timeout { after: limit, elapsed: ran };
-                ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), job.attempt, kind)));
-                inner.resubmit(job, rest.start..k, job.attempt);
-                inner.resubmit(job, k + 1..rest.end, job.attempt);
-            } else {
-                inner.resubmit(job, rest, job.attempt);
-            }
-        }
+        deadline.time_out(inner, slot, &head.job, k, ran);
     }
     requeue(inner, inflight);
 }
@@ -322,9 +308,7 @@ fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight
     }
     if stopped {
         // The device refused the task: the rest of the job never ran here.
-        if let Some(rest) = ctl.claim_rest() {
-            inner.resubmit(job, rest, job.attempt);
-        }
+        inner.requeue_rest(job);
         inflight.pop_front();
         return Ok(Read::Partial);
     }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::error::TaskErrorKind;
 use super::job::JobCtl;
 use super::kind::{Carriage, WorkerKind};
+use super::schedule::Deadline;
 use super::state::{PoolState, Slot};
 use super::task::ErasedTask;
 use polycompute_core::sync::LockUnpoisoned;
@@ -64,11 +65,11 @@ impl WorkerKind for ThreadWorkers {
         for slot in &pool.slots {
             worker::spawn(pool, &self.slots, slot.id, 0)?;
         }
-        if let Some(timeout) = pool.cfg.timeout {
+        if let Some(deadline) = Deadline::of(&pool.cfg) {
             let (p, mine) = (pool.clone(), self.slots.clone());
             let h = std::thread::Builder::new()
                 .name("polycompute-watchdog".into())
-                .spawn(move || watchdog::run(p, mine, timeout))?;
+                .spawn(move || watchdog::run(p, mine, deadline))?;
             pool.add_thread(h);
         }
         Ok(())

@@ -6,24 +6,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{worker, ThreadSlot};
-use crate::error::TaskErrorKind;
 use crate::job::{Inputs, Job};
+use crate::schedule::Deadline;
 use crate::state::PoolState;
 use polycompute_core::sync::LockUnpoisoned;
 
 /// Fails thread-worker tasks that overrun the timeout and replaces their threads.
-pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Duration) {
-    let period = (timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
-    let limit = timeout.as_nanos() as u64;
+pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, deadline: Deadline) {
     loop {
         crossbeam_channel::select! {
             recv(inner.stop_rx) -> _ => return,
-            default(period) => {}
+            default(deadline.poll()) => {}
         }
         let now = inner.now_ns();
         for (slot, mine) in inner.slots.iter().zip(threads.iter()) {
             let started = mine.item_started.load(Ordering::Acquire);
-            if started == 0 || now.saturating_sub(started) < limit {
+            let ran = Duration::from_nanos(now.saturating_sub(started));
+            if started == 0 || !deadline.passed(ran) {
                 continue;
             }
             let gen = slot.gen.load(Ordering::Acquire);
@@ -42,10 +41,7 @@ pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Du
             drop(timed);
             // Only the overrunning input fails; the batch's later inputs, not started,
             // go back to the queue without an attempt counted.
-            slot.stats.count_failed(1);
-            let elapsed = Duration::from_nanos(now.saturating_sub(started));
-            let kind = TaskErrorKind::Timeout { after: timeout, elapsed };
-            ctl.deliver_claimed(k, Err(ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
+            deadline.fail_claimed(slot, &ctl, job.attempt, k, ran);
             if let Some(rest) = ctl.claim_rest() {
                 let sub = ctl.sub(rest);
                 inner.enqueue(Job {
