@@ -3,11 +3,15 @@
 //! transport) and notices a worker that hangs or dies (its liveness); it then asks here what
 //! to do.
 
+use std::any::Any;
+use std::ops::Range;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::TaskErrorKind;
-use super::job::{Job, JobCtl};
+use super::job::{Inputs, Job, JobCtl};
 use super::state::{Config, PoolState, Slot};
+use super::task::ErasedTask;
 
 /// The pool's time limit per input ([`crate::PoolBuilder::task_timeout`]), as every kind
 /// applies it: counted from the input's own start, also inside a batch.
@@ -84,6 +88,55 @@ impl Deadline {
 }
 
 impl PoolState {
+    /// Puts a job that its worker never started back in the queue (the jobs sent ahead to a
+    /// worker that died, timed out or retired): nobody is charged.
+    pub(crate) fn requeue(&self, job: Job) {
+        job.ctl.requeued();
+        self.enqueue(job);
+    }
+
+    /// Queues inputs `range` of a thread worker's job (claimed by the caller), whose inputs
+    /// not yet started are `inputs` (a `std::vec::IntoIter<T::Input>`), at `attempt`: the
+    /// rest of a batch after an input that timed out, was refused or retired the worker.
+    pub(crate) fn requeue_moved(
+        &self,
+        task: Arc<dyn ErasedTask>,
+        attempt: u32,
+        inputs: Box<dyn Any + Send>,
+        ctl: &JobCtl,
+        range: Range<usize>,
+    ) {
+        self.enqueue(Job { task, attempt, inputs: Inputs::Local(inputs), ctl: ctl.sub(range) });
+    }
+
+    /// The worker of `slot` died or was lost while it ran `job`. `running` names, among the
+    /// job's unanswered inputs, the one that ran (the kind's liveness knows it: a progress
+    /// word, a heartbeat), or none when the worker died between inputs. That input alone is
+    /// charged: run again as a new attempt while `retries` allows, else it fails with
+    /// `died` (`Crashed`); the job's other unanswered inputs go back to the queue uncharged.
+    pub(crate) fn charge_lost(
+        &self,
+        slot: &Slot,
+        job: &Job,
+        running: impl FnOnce(Range<usize>) -> Option<usize>,
+        died: TaskErrorKind,
+    ) {
+        let Some(rest) = job.ctl.claim_rest() else { return };
+        let Some(k) = running(rest.clone()).filter(|k| rest.contains(k)) else {
+            self.resubmit(job, rest, job.attempt);
+            return;
+        };
+        self.resubmit(job, rest.start..k, job.attempt);
+        if job.attempt <= self.cfg.retries {
+            self.resubmit(job, k..k + 1, job.attempt + 1);
+        } else {
+            slot.stats.count_failed(1);
+            let who = Some((slot.id, slot.device_id));
+            job.ctl.deliver_claimed(k, Err(job.ctl.error(k, who, job.attempt, died)));
+        }
+        self.resubmit(job, k + 1..rest.end, job.attempt);
+    }
+
     /// Queues again, without an attempt counted, every input of `job` not answered yet: a
     /// job its worker stopped early (a sticky fault, a refusal), or one sent ahead to a
     /// worker whose earlier work timed out.

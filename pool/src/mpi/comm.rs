@@ -438,30 +438,18 @@ fn lose(pool: &PoolState, r: &mut Rank, silent: Duration) {
     tracing::warn!("polycompute pool: {message}");
     eprintln!("polycompute pool: warning: {message}");
     pool.slot_dead(&r.slot, message);
-    let who = Some((r.slot.id, r.slot.device_id));
     for (i, f) in r.inflight.drain(..).enumerate() {
         if f.timed_out || f.job.ctl.is_done() {
             continue;
         }
-        let job = f.job;
         if i == 0 {
             // The job the rank was running: charge the one input that ran.
-            let Some(rest) = job.ctl.claim_rest() else { continue };
-            let named = r.running.filter(|&(id, k)| id == f.id as u32 && rest.contains(&k)).map(|(_, k)| k);
-            let k = named.unwrap_or(rest.start);
-            pool.resubmit(&job, rest.start..k, job.attempt);
-            if job.attempt > pool.cfg.retries {
-                r.slot.stats.count_failed(1);
-                let kind = TaskErrorKind::Crashed { code: None, signal: None };
-                job.ctl.deliver_claimed(k, Err(job.ctl.error(k, who, job.attempt, kind)));
-            } else {
-                pool.resubmit(&job, k..k + 1, job.attempt + 1);
-            }
-            pool.resubmit(&job, k + 1..rest.end, job.attempt);
+            let named = r.running.filter(|&(id, _)| id == f.id as u32).map(|(_, k)| k);
+            let running = |rest: std::ops::Range<usize>| named.filter(|k| rest.contains(k)).or(Some(rest.start));
+            pool.charge_lost(&r.slot, &f.job, running, TaskErrorKind::Crashed { code: None, signal: None });
             continue;
         }
-        job.ctl.requeued();
-        pool.enqueue(job);
+        pool.requeue(f.job);
     }
 }
 

@@ -123,8 +123,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 // The worker is gone (or we shut its socket). This job never reached it: back
                 // to the queue. The jobs before it may have been answered: read on, and the
                 // end of the stream then tells which job the worker died in.
-                job.ctl.requeued();
-                inner.enqueue(job);
+                inner.requeue(job);
                 if inflight.is_empty() {
                     return interrupted(inner, slot, mine, w, inflight);
                 }
@@ -331,30 +330,21 @@ fn crashed(inner: &Arc<PoolState>, slot: &Slot, w: &mut Worker, mut inflight: Ve
     let (code, signal) = w.reap(Duration::from_secs(1));
     let Some(head) = inflight.pop_front() else { return Outcome::Exited };
     requeue(inner, inflight);
-    let job = head.job;
-    let Some(rest) = job.ctl.claim_rest() else { return Outcome::Exited };
     // Without a shared progress word, the first unanswered input is the best guess.
-    let running = if w.progress.is_shared() { w.progress.get().running(head.id) } else { Some(rest.start) };
-    let Some(k) = running.filter(|k| rest.contains(k)) else {
-        inner.resubmit(&job, rest, job.attempt);
-        return Outcome::Exited;
+    let running = |rest: std::ops::Range<usize>| {
+        if w.progress.is_shared() {
+            w.progress.get().running(head.id)
+        } else {
+            Some(rest.start)
+        }
     };
-    inner.resubmit(&job, rest.start..k, job.attempt);
-    inner.resubmit(&job, k + 1..rest.end, job.attempt);
-    if job.attempt <= inner.cfg.retries {
-        inner.resubmit(&job, k..k + 1, job.attempt + 1);
-    } else {
-        slot.stats.count_failed(1);
-        let kind = TaskErrorKind::Crashed { code, signal };
-        job.ctl.deliver_claimed(k, Err(job.ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
-    }
+    inner.charge_lost(slot, &head.job, running, TaskErrorKind::Crashed { code, signal });
     Outcome::Exited
 }
 
 /// Puts jobs that never started back in the queue.
 fn requeue(inner: &PoolState, inflight: VecDeque<InFlight>) {
     for f in inflight {
-        f.job.ctl.requeued();
-        inner.enqueue(f.job);
+        inner.requeue(f.job);
     }
 }

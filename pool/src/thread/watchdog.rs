@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{worker, ThreadSlot};
-use crate::job::{Inputs, Job};
 use crate::schedule::Deadline;
 use crate::state::PoolState;
 use polycompute_core::sync::LockUnpoisoned;
@@ -43,13 +42,7 @@ pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, deadline: D
             // go back to the queue without an attempt counted.
             deadline.fail_claimed(slot, &ctl, job.attempt, k, ran);
             if let Some(rest) = ctl.claim_rest() {
-                let sub = ctl.sub(rest);
-                inner.enqueue(Job {
-                    task: job.task,
-                    attempt: job.attempt,
-                    inputs: Inputs::Local(job.inputs),
-                    ctl: sub,
-                });
+                inner.requeue_moved(job.task, job.attempt, job.inputs, &ctl, rest);
             }
             worker::replace(&inner, &threads, slot, gen);
         }

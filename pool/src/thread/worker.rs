@@ -139,12 +139,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                         };
                         if let Some(rest) = ctl.claim_rest() {
                             match copy.take().and_then(|bytes| task.decode_one(&bytes)) {
-                                Some(one) => inner.enqueue(Job {
-                                    task: task.clone(),
-                                    attempt,
-                                    inputs: Inputs::Local(one),
-                                    ctl: ctl.sub(k..k + 1),
-                                }),
+                                Some(one) => inner.requeue_moved(task.clone(), attempt, one, &ctl, k..k + 1),
                                 None => {
                                     let kind =
                                         TaskErrorKind::Unsupported { message: message.clone(), tried: vec![*device] };
@@ -152,13 +147,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                                 }
                             }
                             if let (true, Some(rest_inputs)) = (rest.end > k + 1, rest_inputs) {
-                                let inputs = Inputs::Local(rest_inputs);
-                                inner.enqueue(Job {
-                                    task: task.clone(),
-                                    attempt,
-                                    inputs,
-                                    ctl: ctl.sub(k + 1..rest.end),
-                                });
+                                inner.requeue_moved(task.clone(), attempt, rest_inputs, &ctl, k + 1..rest.end);
                             }
                         }
                         break;
@@ -179,8 +168,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                 ctl.flush();
                 if !timed {
                     if let Some(rest) = ctl.claim_rest() {
-                        let sub = ctl.sub(rest);
-                        inner.enqueue(Job { task: task.clone(), attempt, inputs: Inputs::Local(inputs), ctl: sub });
+                        inner.requeue_moved(task.clone(), attempt, inputs, &ctl, rest);
                     }
                 }
                 return;
@@ -198,8 +186,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                     Some(std::mem::replace(&mut inputs, Box::new(())))
                 };
                 if let (Some(rest), Some(rest_inputs)) = (ctl.claim_rest(), rest_inputs) {
-                    let sub = ctl.sub(rest);
-                    inner.enqueue(Job { task: task.clone(), attempt, inputs: Inputs::Local(rest_inputs), ctl: sub });
+                    inner.requeue_moved(task.clone(), attempt, rest_inputs, &ctl, rest);
                 }
                 break;
             }
