@@ -1,7 +1,8 @@
-//! The pool's scheduling decisions, the same for every worker kind: when a running input
-//! has timed out and what becomes of its job. A kind only moves jobs and results (its
-//! transport) and notices a worker that hangs or dies (its liveness); it then asks here what
-//! to do.
+//! The pool's scheduling decisions, the same for every worker kind: which job a worker
+//! takes next, when a running input has timed out, and what goes back to the queue (after a
+//! timeout, a crash, a lost worker, a refusal or a sticky fault), charged or not. A kind only
+//! moves jobs and results (its transport) and notices a worker that hangs or dies (its
+//! liveness); it then asks here what to do.
 
 use std::any::Any;
 use std::ops::Range;
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use super::error::TaskErrorKind;
 use super::job::{Inputs, Job, JobCtl};
-use super::state::{Config, PoolState, Slot};
+use super::state::{Config, PoolState, Slot, Work};
 use super::task::ErasedTask;
 
 /// The pool's time limit per input ([`crate::PoolBuilder::task_timeout`]), as every kind
@@ -145,5 +146,97 @@ impl PoolState {
             job.ctl.flush();
             self.resubmit(job, rest, job.attempt);
         }
+    }
+}
+
+/// How a worker waits for its next job ([`PoolState::next_job`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Blocks on the queue (an idle thread worker).
+    Block,
+    /// Spins a moment, then blocks (an idle process worker's driver: a job queued within
+    /// the spin window saves a thread wake-up).
+    Spin,
+    /// Never waits (a kind that polls: MPI's communication step).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    Poll,
+    /// Never waits, and leaves a stop in the queue: a job to send ahead of work the worker
+    /// already has, which stops only once that work is done.
+    Ahead,
+}
+
+/// What a worker got from the queue.
+pub(crate) enum Next {
+    /// A job, marked as run by the worker.
+    Job(Job),
+    /// The pool stops: the worker that takes this stops.
+    Stop,
+    /// Nothing queued (only when not waiting).
+    Empty,
+}
+
+impl PoolState {
+    /// The next job for generation `gen` of `slot`: the queue's first job that this worker
+    /// may run, marked as run by it. Jobs whose task its device refused before go back to
+    /// the queue for the other devices (or fail when none is left), and jobs cancelled or
+    /// answered meanwhile are dropped; either way the next one is taken.
+    pub(crate) fn next_job(&self, slot: &Slot, gen: u64, wait: Wait) -> Next {
+        loop {
+            match self.take(wait) {
+                Next::Job(job) => {
+                    if let Some(job) = self.admit(slot, gen, job, wait) {
+                        return Next::Job(job);
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The queue's next entry, as `wait` says, not yet marked as run ([`PoolState::admit`]
+    /// does that): for a kind that must look at its worker between the two.
+    pub(crate) fn take(&self, wait: Wait) -> Next {
+        let work = match wait {
+            Wait::Block => self.queue_rx.recv(),
+            Wait::Spin => {
+                let mut polled = None;
+                crate::spin::until(|| match self.queue_rx.try_recv() {
+                    Ok(work) => {
+                        polled = Some(Ok(work));
+                        true
+                    }
+                    Err(e) => e.is_disconnected(),
+                });
+                polled.unwrap_or_else(|| self.queue_rx.recv())
+            }
+            Wait::Poll | Wait::Ahead => match self.queue_rx.try_recv() {
+                Ok(work) => Ok(work),
+                Err(_) => return Next::Empty,
+            },
+        };
+        match work {
+            Ok(Work::Job(job)) => Next::Job(job),
+            Ok(Work::Stop) if wait == Wait::Ahead => {
+                // Not this worker's to take while it is busy.
+                let _ = self.queue_tx.send(Work::Stop);
+                Next::Empty
+            }
+            Ok(Work::Stop) | Err(_) => Next::Stop,
+        }
+    }
+
+    /// Whether generation `gen` of `slot` runs `job`, taken from the queue with `wait`; if
+    /// so it is marked as run by that worker. A job whose task the slot's device refused
+    /// before is bounced to the others (an idle worker then waits a moment before it looks
+    /// again, so that it does not spin on jobs only others can take); a cancelled or
+    /// answered job is dropped.
+    pub(crate) fn admit(&self, slot: &Slot, gen: u64, job: Job, wait: Wait) -> Option<Job> {
+        if self.refuses(job.task.name(), slot.device_id) {
+            if self.bounce(job) && matches!(wait, Wait::Block | Wait::Spin) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            return None;
+        }
+        job.ctl.start(slot.id, gen).then_some(job)
     }
 }

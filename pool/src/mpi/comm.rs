@@ -21,7 +21,8 @@ use super::timeout::{self, InFlight};
 use super::worker::frame;
 use crate::error::TaskErrorKind;
 use crate::job::Inputs;
-use crate::state::{PoolState, Slot, Work};
+use crate::schedule::{Next, Wait};
+use crate::state::{PoolState, Slot};
 use crate::wire::{self, FromWorker, ToWorker, WireResult};
 use polycompute_core::sync::LockUnpoisoned;
 
@@ -314,19 +315,16 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
         leases(pool, ranks);
         let here = crate::sys::cpu::current();
         while let Some(r) = pick(pool, cost, ranks, here) {
-            let job = match pool.queue_rx.try_recv() {
-                Ok(Work::Job(job)) => job,
-                Ok(Work::Stop) => {
+            let gen = r.slot.gen.load(Ordering::Acquire);
+            let job = match pool.next_job(&r.slot, gen, Wait::Poll) {
+                Next::Job(job) => job,
+                Next::Stop => {
                     *stop = true;
                     break;
                 }
-                Err(_) => break,
+                Next::Empty => break,
             };
             busy = true;
-            let gen = r.slot.gen.load(Ordering::Acquire);
-            if !job.ctl.start(r.slot.id, gen) {
-                continue;
-            }
             let Inputs::Encoded { body, .. } = &job.inputs else {
                 let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
                 job.ctl.fail_rest(Some((r.slot.id, r.slot.device_id)), job.attempt, kind);

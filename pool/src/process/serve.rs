@@ -14,9 +14,9 @@ use super::progress::Mark;
 use super::ProcessSlot;
 use crate::error::TaskErrorKind;
 use crate::job::{Inputs, Job};
-use crate::schedule::Deadline;
+use crate::schedule::{Deadline, Next, Wait};
 use crate::spin;
-use crate::state::{PoolState, Refusal, Slot, Work};
+use crate::state::{PoolState, Refusal, Slot};
 use crate::task::Failure;
 use crate::wire::{self, FromWorker, ToWorker, WireResult};
 use polycompute_core::sync::LockUnpoisoned;
@@ -60,29 +60,11 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
             && served < max
             && (inflight.is_empty() || ahead_ok(&cost, &inflight))
         {
-            let job = if inflight.is_empty() {
-                // The queue alone, as thread workers: shutdown sends one stop per slot.
-                let mut polled = None;
-                spin::until(|| match inner.queue_rx.try_recv() {
-                    Ok(work) => {
-                        polled = Some(Ok(work));
-                        true
-                    }
-                    Err(e) => e.is_disconnected(),
-                });
-                match polled.unwrap_or_else(|| inner.queue_rx.recv()) {
-                    Ok(Work::Job(job)) => job,
-                    Ok(Work::Stop) | Err(_) => return Outcome::Stop,
-                }
-            } else {
-                match inner.queue_rx.try_recv() {
-                    Ok(Work::Job(job)) => job,
-                    Ok(Work::Stop) => {
-                        let _ = inner.queue_tx.send(Work::Stop); // not ours to take while busy
-                        break;
-                    }
-                    Err(_) => break,
-                }
+            let wait = if inflight.is_empty() { Wait::Spin } else { Wait::Ahead };
+            let job = match inner.take(wait) {
+                Next::Job(job) => job,
+                Next::Stop => return Outcome::Stop,
+                Next::Empty => break,
             };
             if inflight.is_empty() && !matches!(w.child.try_wait(), Ok(None)) {
                 // It died while idle: not this job's fault.
@@ -95,16 +77,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 inner.enqueue(job);
                 return Outcome::Exited;
             }
-            if inner.refuses(job.task.name(), slot.device_id) {
-                // This device cannot run that task: leave it to the others.
-                if inner.bounce(job) && inflight.is_empty() {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                continue;
-            }
-            if !job.ctl.start(slot.id, w.gen) {
-                continue;
-            }
+            let Some(job) = inner.admit(slot, w.gen, job, wait) else { continue };
             let Inputs::Encoded { body, .. } = &job.inputs else {
                 let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
                 job.ctl.fail_rest(Some(who), job.attempt, kind);

@@ -9,7 +9,8 @@ use super::{ThreadSlot, TimedJob};
 use crate::context::WorkerContext;
 use crate::error::TaskErrorKind;
 use crate::job::{Inputs, Job};
-use crate::state::{PoolState, Refusal, Slot, Work};
+use crate::schedule::{Next, Wait};
+use crate::state::{PoolState, Refusal, Slot};
 use crate::task::Failure;
 use polycompute_core::device::Device;
 use polycompute_core::sync::LockUnpoisoned;
@@ -54,20 +55,10 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
     let mut served = 0u64;
     let reroute = inner.can_reroute();
     loop {
-        let job = match inner.queue_rx.recv() {
-            Ok(Work::Job(job)) => job,
-            Ok(Work::Stop) | Err(_) => return,
+        let job = match inner.next_job(slot, gen, Wait::Block) {
+            Next::Job(job) => job,
+            Next::Stop | Next::Empty => return,
         };
-        if inner.refuses(job.task.name(), slot.device_id) {
-            // This device cannot run that task: leave it to the others.
-            if inner.bounce(job) {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            continue;
-        }
-        if !job.ctl.start(slot.id, gen) {
-            continue;
-        }
         *mine.current.lock_unpoisoned() = Some(job.ctl.clone());
         let Job { task, attempt, inputs, ctl } = job;
         let Inputs::Local(mut inputs) = inputs else {
