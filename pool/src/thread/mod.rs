@@ -8,7 +8,7 @@
 use std::any::Any;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::TaskErrorKind;
 use super::job::JobCtl;
@@ -43,16 +43,11 @@ pub(crate) struct TimedJob {
     inputs: Box<dyn Any + Send>,
 }
 
-/// The thread [`WorkerKind`].
+/// The thread [`WorkerKind`]. Its per-slot state is made when it starts, one per slot of
+/// the pool.
+#[derive(Default)]
 pub(crate) struct ThreadWorkers {
-    slots: Arc<[ThreadSlot]>,
-}
-
-impl ThreadWorkers {
-    /// The state of `slots` thread worker slots (no thread yet).
-    pub(crate) fn new(slots: usize) -> Self {
-        ThreadWorkers { slots: (0..slots).map(|_| ThreadSlot::default()).collect() }
-    }
+    slots: OnceLock<Arc<[ThreadSlot]>>,
 }
 
 impl WorkerKind for ThreadWorkers {
@@ -62,11 +57,12 @@ impl WorkerKind for ThreadWorkers {
 
     /// Starts one thread per slot, and the timeout watchdog when the pool has a timeout.
     fn start(&self, pool: &Arc<PoolState>) -> io::Result<()> {
+        let slots = self.slots.get_or_init(|| pool.slots.iter().map(|_| ThreadSlot::default()).collect());
         for slot in &pool.slots {
-            worker::spawn(pool, &self.slots, slot.id, 0)?;
+            worker::spawn(pool, slots, slot.id, 0)?;
         }
         if let Some(deadline) = Deadline::of(&pool.cfg) {
-            let (p, mine) = (pool.clone(), self.slots.clone());
+            let (p, mine) = (pool.clone(), slots.clone());
             let h = std::thread::Builder::new()
                 .name("polycompute-watchdog".into())
                 .spawn(move || watchdog::run(p, mine, deadline))?;
@@ -76,9 +72,10 @@ impl WorkerKind for ThreadWorkers {
     }
 
     fn abandon(&self, pool: &Arc<PoolState>, slot: &Slot, gen: u64, ctl: &Arc<JobCtl>) {
-        let current = self.slots[slot.id].current.lock_unpoisoned().clone();
+        let Some(slots) = self.slots.get() else { return };
+        let current = slots[slot.id].current.lock_unpoisoned().clone();
         if current.is_some_and(|c| Arc::ptr_eq(&c, ctl)) {
-            worker::replace(pool, &self.slots, slot, gen);
+            worker::replace(pool, slots, slot, gen);
         }
     }
 
@@ -86,7 +83,8 @@ impl WorkerKind for ThreadWorkers {
     fn wake_for_shutdown(&self) {}
 
     fn fail_stuck(&self, pool: &PoolState) {
-        for (slot, mine) in pool.slots.iter().zip(self.slots.iter()) {
+        let Some(slots) = self.slots.get() else { return };
+        for (slot, mine) in pool.slots.iter().zip(slots.iter()) {
             let current = mine.current.lock_unpoisoned().take();
             if let Some(ctl) = current {
                 ctl.fail_rest(Some((slot.id, slot.device_id)), 1, TaskErrorKind::ShutDown);
