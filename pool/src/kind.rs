@@ -1,7 +1,10 @@
 //! [`WorkerKind`]: the one seam between the pool and the kind of its workers. Everything
-//! else in the pool (the queue, jobs, handles, shutdown) is the same for every kind; the
-//! choice between thread and process workers is made once, in [`for_mode`]. A new kind
-//! (workers on other machines, say) implements this trait and is named there.
+//! else in the pool (the queue, jobs, handles, shutdown, and the scheduling in
+//! [`crate::schedule`]: the next job, timeouts, requeueing) is the same for every kind; the
+//! kind is chosen once, in [`for_mode`]. A new kind (workers on other machines, say)
+//! implements this trait in a folder of its own, keeping only its transport (a job to its
+//! worker, results back) and its liveness (noticing a worker that died or hangs), and is
+//! named there.
 
 use std::io;
 use std::sync::Arc;

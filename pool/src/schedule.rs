@@ -13,6 +13,7 @@ use super::error::TaskErrorKind;
 use super::job::{Inputs, Job, JobCtl};
 use super::state::{Config, PoolState, Slot, Work};
 use super::task::ErasedTask;
+use super::wire;
 
 /// The pool's time limit per input ([`crate::PoolBuilder::task_timeout`]), as every kind
 /// applies it: counted from the input's own start, also inside a batch.
@@ -89,6 +90,33 @@ impl Deadline {
 }
 
 impl PoolState {
+    /// Queues inputs `range` of `job` (claimed by the caller) as a job of their own, at
+    /// `attempt`: a batch split around an input that timed out, crashed or was refused.
+    pub(crate) fn resubmit(&self, job: &Job, range: std::ops::Range<usize>, attempt: u32) {
+        if range.is_empty() {
+            return;
+        }
+        let sub = job.ctl.sub(range.clone());
+        let Inputs::Encoded { body, pins } = &job.inputs else {
+            let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
+            sub.fail_rest(None, attempt, kind);
+            return;
+        };
+        let mut part = Vec::new();
+        for (k, item) in wire::items(body).enumerate().skip(range.start).take(range.len()) {
+            match item {
+                Ok((tag, bytes)) => wire::push_item(&mut part, tag, bytes),
+                Err(e) => {
+                    sub.fail_rest(None, attempt, TaskErrorKind::Serialization { message: format!("input {k}: {e}") });
+                    return;
+                }
+            }
+        }
+        // The sub job keeps the batch's segments (a few handles).
+        let inputs = Inputs::Encoded { body: part, pins: pins.clone() };
+        self.enqueue(Job { task: job.task.clone(), attempt, inputs, ctl: sub });
+    }
+
     /// Puts a job that its worker never started back in the queue (the jobs sent ahead to a
     /// worker that died, timed out or retired): nobody is charged.
     pub(crate) fn requeue(&self, job: Job) {

@@ -1,6 +1,6 @@
-//! Task timeouts on worker ranks. A rank cannot be stopped alone, so a task over its
-//! timeout is answered on rank 0 and whatever the rank sends back for its job later is
-//! dropped.
+//! Task timeouts on worker ranks: what the heartbeats say runs, for [`Deadline`] to decide
+//! and answer. A rank cannot be stopped alone, so a task over its timeout is answered on
+//! rank 0 and whatever the rank sends back for its job later is dropped.
 //!
 //! With heartbeats (`MPI_THREAD_MULTIPLE`) the timeout counts from the running input's own
 //! start, as for the thread and process kinds: each heartbeat says which input of which job

@@ -1,5 +1,6 @@
-//! The timeout watchdog of thread workers: a thread cannot be interrupted, so a task that
-//! overruns the pool's timeout is failed here and its slot gets a fresh thread.
+//! The timeout watchdog of thread workers, their liveness: it watches each slot's running
+//! input (a thread cannot be interrupted), asks [`Deadline`] whether it overran and has it
+//! answered, and gives the slot a fresh thread.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
