@@ -249,7 +249,7 @@ impl PoolState {
         }
     }
 
-    /// Cancels a job (see [`JobHandle::cancel`]).
+    /// Cancels a job (see [`crate::JobHandle::cancel`]).
     pub(crate) fn cancel(self: &Arc<Self>, ctl: &Arc<JobCtl>) {
         ctl.set_cancelled();
         let runner = ctl.runner();
