@@ -322,14 +322,16 @@ impl PoolBuilder {
             };
             cfg.journal = Some(Arc::new(super::journal::Journal::open(path, &job)?));
         }
-        let devices = if plan.mode == WorkerMode::Mpi {
-            // One slot per worker rank, on the device the rank chose; inputs travel whole.
-            (cfg.spill_over, per_device) = (usize::MAX, 1);
-            mpi_devices()?
-        } else {
-            resolve(&self.devices)?
+        let workers = kind::for_mode(plan.mode).map_err(Error::Pool)?;
+        let devices = match workers.own_devices() {
+            // The kind places its workers itself (MPI ranks): one slot each.
+            Some(devices) => {
+                per_device = 1;
+                devices.map_err(Error::Pool)?
+            }
+            None => resolve(&self.devices)?,
         };
-        let workers = kind::for_mode(plan.mode, devices.len() * per_device);
+        cfg.spill_over = workers.spill_over(cfg.spill_over);
         let mut broadcast = self.broadcast;
         if workers.carriage() != Carriage::Moved {
             if let Some(encode) = &self.broadcast_encode {
@@ -341,14 +343,6 @@ impl PoolBuilder {
         }
         Pool::start(self.tasks, plan, cfg, devices, per_device, broadcast, workers)
     }
-}
-
-/// The devices of the MPI worker ranks (slot `i` is rank `i + 1`).
-fn mpi_devices() -> Result<Vec<(BackendKind, usize)>> {
-    #[cfg(feature = "mpi")]
-    return super::mpi::worker_devices().map_err(Error::Pool);
-    #[cfg(not(feature = "mpi"))]
-    Err(Error::Pool("WorkerMode::Mpi needs polycompute's `mpi` feature and an MPI launch (mpirun or srun)".into()))
 }
 
 /// The devices a selection stands for.

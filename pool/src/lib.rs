@@ -55,7 +55,8 @@
 //! shared resources (memory, `/dev/shm`, processes).
 //!
 //! Layout: [`Pool`] (`runtime`) and [`PoolBuilder`] (`builder`) on top; `state`, what the
-//! pool's threads share (queue, slots, shutdown); `job` and `handle`, a submission's jobs
+//! pool's threads share (queue, slots, shutdown); `schedule`, the scheduling every worker
+//! kind shares (the next job, timeouts, requeueing); `job` and `handle`, a submission's jobs
 //! and where their results go; `kind`, the one seam between the pool and the kind of its
 //! workers, implemented by `thread` (worker threads, the timeout watchdog) and `process`
 //! (`parent` and `serve` on the pool's side, `child` in the worker, `wire` between them);
@@ -78,6 +79,7 @@ mod mpi;
 mod process;
 mod rng;
 mod runtime;
+mod schedule;
 mod seeded;
 mod spin;
 mod state;

@@ -55,8 +55,7 @@ pub fn worker_plan() -> WorkerPlan {
             _ => {}
         }
     }
-    #[cfg(feature = "mpi")]
-    if let Some(plan) = super::mpi::plan() {
+    if let Some(plan) = super::kind::launched_plan() {
         return plan;
     }
     WorkerPlan {

@@ -14,11 +14,10 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::broadcast::BroadcastData;
 use super::error::TaskErrorKind;
-use super::job::{Inputs, Job, JobCtl};
+use super::job::{Job, JobCtl};
 use super::kind::WorkerKind;
 use super::mode::{WorkerMode, WorkerPlan};
 use super::task::Tasks;
-use super::wire;
 use polycompute_core::backend::BackendKind;
 use polycompute_core::sync::LockUnpoisoned;
 
@@ -159,33 +158,6 @@ impl PoolState {
         }
     }
 
-    /// Queues inputs `range` of `job` (claimed by the caller) as a job of their own, at
-    /// `attempt`: a batch split around an input that timed out, crashed or was refused.
-    pub(crate) fn resubmit(&self, job: &Job, range: std::ops::Range<usize>, attempt: u32) {
-        if range.is_empty() {
-            return;
-        }
-        let sub = job.ctl.sub(range.clone());
-        let Inputs::Encoded { body, pins } = &job.inputs else {
-            let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
-            sub.fail_rest(None, attempt, kind);
-            return;
-        };
-        let mut part = Vec::new();
-        for (k, item) in wire::items(body).enumerate().skip(range.start).take(range.len()) {
-            match item {
-                Ok((tag, bytes)) => wire::push_item(&mut part, tag, bytes),
-                Err(e) => {
-                    sub.fail_rest(None, attempt, TaskErrorKind::Serialization { message: format!("input {k}: {e}") });
-                    return;
-                }
-            }
-        }
-        // The sub job keeps the batch's segments (a few handles).
-        let inputs = Inputs::Encoded { body: part, pins: pins.clone() };
-        self.enqueue(Job { task: job.task.clone(), attempt, inputs, ctl: sub });
-    }
-
     /// Fails every queued job with `kind` (stop signals stay queued).
     pub(crate) fn fail_queued(&self, kind: TaskErrorKind) {
         let mut stops = 0;
@@ -277,7 +249,7 @@ impl PoolState {
         }
     }
 
-    /// Cancels a job (see [`JobHandle::cancel`]).
+    /// Cancels a job (see [`crate::JobHandle::cancel`]).
     pub(crate) fn cancel(self: &Arc<Self>, ctl: &Arc<JobCtl>) {
         ctl.set_cancelled();
         let runner = ctl.runner();

@@ -21,7 +21,8 @@ use super::timeout::{self, InFlight};
 use super::worker::frame;
 use crate::error::TaskErrorKind;
 use crate::job::Inputs;
-use crate::state::{PoolState, Slot, Work};
+use crate::schedule::{Next, Wait};
+use crate::state::{PoolState, Slot};
 use crate::wire::{self, FromWorker, ToWorker, WireResult};
 use polycompute_core::sync::LockUnpoisoned;
 
@@ -314,19 +315,16 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
         leases(pool, ranks);
         let here = crate::sys::cpu::current();
         while let Some(r) = pick(pool, cost, ranks, here) {
-            let job = match pool.queue_rx.try_recv() {
-                Ok(Work::Job(job)) => job,
-                Ok(Work::Stop) => {
+            let gen = r.slot.gen.load(Ordering::Acquire);
+            let job = match pool.next_job(&r.slot, gen, Wait::Poll) {
+                Next::Job(job) => job,
+                Next::Stop => {
                     *stop = true;
                     break;
                 }
-                Err(_) => break,
+                Next::Empty => break,
             };
             busy = true;
-            let gen = r.slot.gen.load(Ordering::Acquire);
-            if !job.ctl.start(r.slot.id, gen) {
-                continue;
-            }
             let Inputs::Encoded { body, .. } = &job.inputs else {
                 let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
                 job.ctl.fail_rest(Some((r.slot.id, r.slot.device_id)), job.attempt, kind);
@@ -438,30 +436,18 @@ fn lose(pool: &PoolState, r: &mut Rank, silent: Duration) {
     tracing::warn!("polycompute pool: {message}");
     eprintln!("polycompute pool: warning: {message}");
     pool.slot_dead(&r.slot, message);
-    let who = Some((r.slot.id, r.slot.device_id));
     for (i, f) in r.inflight.drain(..).enumerate() {
         if f.timed_out || f.job.ctl.is_done() {
             continue;
         }
-        let job = f.job;
         if i == 0 {
             // The job the rank was running: charge the one input that ran.
-            let Some(rest) = job.ctl.claim_rest() else { continue };
-            let named = r.running.filter(|&(id, k)| id == f.id as u32 && rest.contains(&k)).map(|(_, k)| k);
-            let k = named.unwrap_or(rest.start);
-            pool.resubmit(&job, rest.start..k, job.attempt);
-            if job.attempt > pool.cfg.retries {
-                r.slot.stats.count_failed(1);
-                let kind = TaskErrorKind::Crashed { code: None, signal: None };
-                job.ctl.deliver_claimed(k, Err(job.ctl.error(k, who, job.attempt, kind)));
-            } else {
-                pool.resubmit(&job, k..k + 1, job.attempt + 1);
-            }
-            pool.resubmit(&job, k + 1..rest.end, job.attempt);
+            let named = r.running.filter(|&(id, _)| id == f.id as u32).map(|(_, k)| k);
+            let running = |rest: std::ops::Range<usize>| named.filter(|k| rest.contains(k)).or(Some(rest.start));
+            pool.charge_lost(&r.slot, &f.job, running, TaskErrorKind::Crashed { code: None, signal: None });
             continue;
         }
-        job.ctl.requeued();
-        pool.enqueue(job);
+        pool.requeue(f.job);
     }
 }
 
@@ -550,9 +536,7 @@ fn receive(pool: &PoolState, ranks: &mut [Rank], cost: &mut HashMap<&'static str
     } else if last && first + got < ctl.len {
         // Ended early (a sticky fault retired the rank's device, or a skip rank 0 did not
         // ask for): the inputs that did not run go back to the queue, uncharged.
-        if let Some(rest) = ctl.claim_rest() {
-            pool.resubmit(job, rest, job.attempt);
-        }
+        pool.requeue_rest(job);
     }
     if last {
         pop_head(r);

@@ -136,4 +136,15 @@ impl WorkerKind for MpiWorkers {
     fn drive_until(&self, pool: &PoolState, ready: &dyn Fn() -> bool) {
         comm::drive_until(&self.shared, pool, ready);
     }
+
+    /// One slot per worker rank, on the device the rank chose (slot `i` is rank `i + 1`).
+    fn own_devices(&self) -> Option<Result<Vec<(polycompute_core::backend::BackendKind, usize)>, String>> {
+        Some(worker_devices())
+    }
+
+    /// Ranks may be on other hosts: inputs and outputs travel whole, never through shared
+    /// memory.
+    fn spill_over(&self, _configured: usize) -> usize {
+        usize::MAX
+    }
 }

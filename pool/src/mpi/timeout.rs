@@ -1,6 +1,6 @@
-//! Task timeouts on worker ranks. A rank cannot be stopped alone, so a task over its
-//! timeout is answered on rank 0 and whatever the rank sends back for its job later is
-//! dropped.
+//! Task timeouts on worker ranks: what the heartbeats say runs, for [`Deadline`] to decide
+//! and answer. A rank cannot be stopped alone, so a task over its timeout is answered on
+//! rank 0 and whatever the rank sends back for its job later is dropped.
 //!
 //! With heartbeats (`MPI_THREAD_MULTIPLE`) the timeout counts from the running input's own
 //! start, as for the thread and process kinds: each heartbeat says which input of which job
@@ -15,8 +15,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::error::TaskErrorKind;
 use crate::job::Job;
+use crate::schedule::Deadline;
 use crate::state::{PoolState, Slot};
 
 /// A job sent to a rank.
@@ -44,25 +44,17 @@ pub(super) fn heartbeat(
     k: usize,
     ran: Duration,
 ) -> Option<u64> {
-    let t = pool.cfg.timeout?;
-    if ran < t {
+    let deadline = Deadline::of(&pool.cfg)?;
+    if !deadline.passed(ran) {
         return None;
     }
     let at = inflight.iter().position(|f| !f.timed_out && f.id as u32 == job)?;
-    let who = (slot.id, slot.device_id);
     for (i, f) in inflight.iter_mut().enumerate().skip(at) {
         f.timed_out = true;
-        let (job, ctl) = (&f.job, &f.job.ctl);
-        let Some(rest) = ctl.claim_rest() else { continue };
-        if i == at && rest.contains(&k) {
-            slot.stats.count_failed(1);
-            let kind = TaskErrorKind::Timeout { after: t, elapsed: ran };
-            ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), job.attempt, kind)));
-            pool.resubmit(job, rest.start..k, job.attempt);
-            pool.resubmit(job, k + 1..rest.end, job.attempt);
+        if i == at {
+            deadline.time_out(pool, slot, &f.job, k, ran);
         } else {
-            ctl.flush();
-            pool.resubmit(job, rest, job.attempt);
+            pool.requeue_rest(&f.job);
         }
     }
     inflight.back().map(|f| f.id)
@@ -71,14 +63,11 @@ pub(super) fn heartbeat(
 /// The fallback without heartbeats: fails the head job of every rank once it ran
 /// `timeout × inputs` (its start is when the job before it answered).
 pub(super) fn whole_jobs(pool: &PoolState, slot: &Slot, inflight: &mut VecDeque<InFlight>) {
-    let Some(t) = pool.cfg.timeout else { return };
+    let Some(deadline) = Deadline::of(&pool.cfg) else { return };
     let Some(head) = inflight.iter_mut().find(|f| !f.timed_out) else { return };
     let ran = head.started.elapsed();
-    if ran > t * head.job.ctl.len as u32 {
+    if deadline.passed_whole(ran, head.job.ctl.len) {
         head.timed_out = true;
-        let kind = TaskErrorKind::Timeout { after: t, elapsed: ran };
-        head.job
-            .ctl
-            .fail_rest_counted(Some((slot.id, slot.device_id)), head.job.attempt, kind, |n| slot.stats.count_failed(n));
+        deadline.time_out_whole(slot, &head.job, ran);
     }
 }

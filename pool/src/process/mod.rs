@@ -11,7 +11,7 @@
 //! How a worker starts and dies with its parent is the OS-specific part, in [`crate::sys`].
 
 use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::job::JobCtl;
 use super::kind::{Carriage, WorkerKind};
@@ -53,16 +53,11 @@ impl ProcessSlot {
     }
 }
 
-/// The process [`WorkerKind`].
+/// The process [`WorkerKind`]. Its per-slot state is made when it starts, one per slot of
+/// the pool.
+#[derive(Default)]
 pub(crate) struct ProcessWorkers {
-    slots: Arc<[ProcessSlot]>,
-}
-
-impl ProcessWorkers {
-    /// The state of `slots` process worker slots (no driver yet).
-    pub(crate) fn new(slots: usize) -> Self {
-        ProcessWorkers { slots: (0..slots).map(|_| ProcessSlot::default()).collect() }
-    }
+    slots: OnceLock<Arc<[ProcessSlot]>>,
 }
 
 impl WorkerKind for ProcessWorkers {
@@ -72,8 +67,9 @@ impl WorkerKind for ProcessWorkers {
 
     /// Starts one driver thread per slot; each starts its worker.
     fn start(&self, pool: &Arc<PoolState>) -> io::Result<()> {
+        let slots = self.slots.get_or_init(|| pool.slots.iter().map(|_| ProcessSlot::default()).collect());
         for slot in &pool.slots {
-            let (p, mine, id) = (pool.clone(), self.slots.clone(), slot.id);
+            let (p, mine, id) = (pool.clone(), slots.clone(), slot.id);
             let h = std::thread::Builder::new()
                 .name(format!("polycompute-driver-{id}"))
                 .spawn(move || parent::drive(p, mine, id))?;
@@ -84,13 +80,13 @@ impl WorkerKind for ProcessWorkers {
 
     /// The driver notices on its next look at the socket, kills the worker and starts another.
     fn abandon(&self, _pool: &Arc<PoolState>, slot: &Slot, _gen: u64, ctl: &Arc<JobCtl>) {
-        let mine = &self.slots[slot.id];
+        let Some(mine) = self.slots.get().and_then(|s| s.get(slot.id)) else { return };
         mine.abandoned.lock_unpoisoned().push(ctl.clone());
         mine.interrupt_driver();
     }
 
     fn wake_for_shutdown(&self) {
-        for mine in self.slots.iter() {
+        for mine in self.slots.get().into_iter().flat_map(|s| s.iter()) {
             mine.interrupt_driver();
         }
     }

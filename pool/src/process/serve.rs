@@ -14,8 +14,9 @@ use super::progress::Mark;
 use super::ProcessSlot;
 use crate::error::TaskErrorKind;
 use crate::job::{Inputs, Job};
+use crate::schedule::{Deadline, Next, Wait};
 use crate::spin;
-use crate::state::{PoolState, Refusal, Slot, Work};
+use crate::state::{PoolState, Refusal, Slot};
 use crate::task::Failure;
 use crate::wire::{self, FromWorker, ToWorker, WireResult};
 use polycompute_core::sync::LockUnpoisoned;
@@ -59,29 +60,11 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
             && served < max
             && (inflight.is_empty() || ahead_ok(&cost, &inflight))
         {
-            let job = if inflight.is_empty() {
-                // The queue alone, as thread workers: shutdown sends one stop per slot.
-                let mut polled = None;
-                spin::until(|| match inner.queue_rx.try_recv() {
-                    Ok(work) => {
-                        polled = Some(Ok(work));
-                        true
-                    }
-                    Err(e) => e.is_disconnected(),
-                });
-                match polled.unwrap_or_else(|| inner.queue_rx.recv()) {
-                    Ok(Work::Job(job)) => job,
-                    Ok(Work::Stop) | Err(_) => return Outcome::Stop,
-                }
-            } else {
-                match inner.queue_rx.try_recv() {
-                    Ok(Work::Job(job)) => job,
-                    Ok(Work::Stop) => {
-                        let _ = inner.queue_tx.send(Work::Stop); // not ours to take while busy
-                        break;
-                    }
-                    Err(_) => break,
-                }
+            let wait = if inflight.is_empty() { Wait::Spin } else { Wait::Ahead };
+            let job = match inner.take(wait) {
+                Next::Job(job) => job,
+                Next::Stop => return Outcome::Stop,
+                Next::Empty => break,
             };
             if inflight.is_empty() && !matches!(w.child.try_wait(), Ok(None)) {
                 // It died while idle: not this job's fault.
@@ -94,16 +77,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 inner.enqueue(job);
                 return Outcome::Exited;
             }
-            if inner.refuses(job.task.name(), slot.device_id) {
-                // This device cannot run that task: leave it to the others.
-                if inner.bounce(job) && inflight.is_empty() {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                continue;
-            }
-            if !job.ctl.start(slot.id, w.gen) {
-                continue;
-            }
+            let Some(job) = inner.admit(slot, w.gen, job, wait) else { continue };
             let Inputs::Encoded { body, .. } = &job.inputs else {
                 let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
                 job.ctl.fail_rest(Some(who), job.attempt, kind);
@@ -122,8 +96,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 // The worker is gone (or we shut its socket). This job never reached it: back
                 // to the queue. The jobs before it may have been answered: read on, and the
                 // end of the stream then tells which job the worker died in.
-                job.ctl.requeued();
-                inner.enqueue(job);
+                inner.requeue(job);
                 if inflight.is_empty() {
                     return interrupted(inner, slot, mine, w, inflight);
                 }
@@ -137,10 +110,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
         let Some(head) = inflight.front() else {
             return Outcome::Retire; // it reached its task limit
         };
-        if let Some(t) = inner.cfg.timeout {
-            // Look at the worker's progress a few times per timeout: a task's deadline is its
-            // own start (as the progress word shows it) plus the timeout.
-            let poll = (t / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
+        if let Some(deadline) = Deadline::of(&inner.cfg) {
             // Without a shared progress word, the first unanswered input counts as running
             // from when the one before it answered.
             let mark = if w.progress.is_shared() {
@@ -151,17 +121,20 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
             if mark != watch.0 {
                 watch = (mark, Instant::now());
             }
-            if let Some(k) = mark.running(head.id) {
-                let ran = watch.1.elapsed();
-                if ran >= t {
-                    timed_out(inner, slot, inflight, k, t, ran);
-                    return Outcome::Kill;
+            // Look at the worker's progress a few times per timeout: a task's deadline is its
+            // own start (as the progress word shows it) plus the timeout.
+            let wait = match mark.running(head.id) {
+                Some(k) => {
+                    let ran = watch.1.elapsed();
+                    if deadline.passed(ran) {
+                        timed_out(inner, slot, inflight, deadline, k, ran);
+                        return Outcome::Kill;
+                    }
+                    deadline.wait(ran)
                 }
-                let left = (t - ran).min(poll).max(Duration::from_micros(100));
-                let _ = w.reader.get_ref().set_read_timeout(Some(left));
-            } else {
-                let _ = w.reader.get_ref().set_read_timeout(Some(poll));
-            }
+                None => deadline.poll(),
+            };
+            let _ = w.reader.get_ref().set_read_timeout(Some(wait));
         }
         let _ = spin::until_readable(&mut w.reader);
         match wire::read_frame(&mut w.reader, &mut w.frame) {
@@ -178,9 +151,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                     tracing::warn!("polycompute pool: worker {} ({}) retires: {why}", slot.id, slot.device_id);
                     // The job it retired in stopped at the fault: the rest of it never ran.
                     if let Some(head) = inflight.pop_front() {
-                        if let Some(rest) = head.job.ctl.claim_rest() {
-                            inner.resubmit(&head.job, rest, head.job.attempt);
-                        }
+                        inner.requeue_rest(&head.job);
                     }
                     requeue(inner, inflight);
                     return Outcome::Retire;
@@ -203,32 +174,19 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
     }
 }
 
-/// Input `k` of the head job ran `ran`, over the timeout `limit`: it fails with `Timeout`
-/// (counted); the job's inputs that finished were answered already; the others (not started,
-/// or finished without their result sent) go back to the queue without an attempt counted.
-/// The worker is then killed.
+/// Input `k` of the head job ran `ran`, over the pool's deadline (see
+/// [`Deadline::time_out`]); the jobs behind it never started and go back to the queue. The
+/// worker is then killed.
 fn timed_out(
     inner: &Arc<PoolState>,
     slot: &Slot,
     mut inflight: VecDeque<InFlight>,
+    deadline: Deadline,
     k: usize,
-    limit: Duration,
     ran: Duration,
 ) {
-    let who = (slot.id, slot.device_id);
     if let Some(head) = inflight.pop_front() {
-        let (job, ctl) = (&head.job, &head.job.ctl);
-        if let Some(rest) = ctl.claim_rest() {
-            if rest.contains(&k) {
-                slot.stats.count_failed(1);
-                let kind = TaskErrorKind::Timeout { after: limit, elapsed: ran };
-                ctl.deliver_claimed(k, Err(ctl.error(k, Some(who), job.attempt, kind)));
-                inner.resubmit(job, rest.start..k, job.attempt);
-                inner.resubmit(job, k + 1..rest.end, job.attempt);
-            } else {
-                inner.resubmit(job, rest, job.attempt);
-            }
-        }
+        deadline.time_out(inner, slot, &head.job, k, ran);
     }
     requeue(inner, inflight);
 }
@@ -322,9 +280,7 @@ fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight
     }
     if stopped {
         // The device refused the task: the rest of the job never ran here.
-        if let Some(rest) = ctl.claim_rest() {
-            inner.resubmit(job, rest, job.attempt);
-        }
+        inner.requeue_rest(job);
         inflight.pop_front();
         return Ok(Read::Partial);
     }
@@ -347,30 +303,21 @@ fn crashed(inner: &Arc<PoolState>, slot: &Slot, w: &mut Worker, mut inflight: Ve
     let (code, signal) = w.reap(Duration::from_secs(1));
     let Some(head) = inflight.pop_front() else { return Outcome::Exited };
     requeue(inner, inflight);
-    let job = head.job;
-    let Some(rest) = job.ctl.claim_rest() else { return Outcome::Exited };
     // Without a shared progress word, the first unanswered input is the best guess.
-    let running = if w.progress.is_shared() { w.progress.get().running(head.id) } else { Some(rest.start) };
-    let Some(k) = running.filter(|k| rest.contains(k)) else {
-        inner.resubmit(&job, rest, job.attempt);
-        return Outcome::Exited;
+    let running = |rest: std::ops::Range<usize>| {
+        if w.progress.is_shared() {
+            w.progress.get().running(head.id)
+        } else {
+            Some(rest.start)
+        }
     };
-    inner.resubmit(&job, rest.start..k, job.attempt);
-    inner.resubmit(&job, k + 1..rest.end, job.attempt);
-    if job.attempt <= inner.cfg.retries {
-        inner.resubmit(&job, k..k + 1, job.attempt + 1);
-    } else {
-        slot.stats.count_failed(1);
-        let kind = TaskErrorKind::Crashed { code, signal };
-        job.ctl.deliver_claimed(k, Err(job.ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
-    }
+    inner.charge_lost(slot, &head.job, running, TaskErrorKind::Crashed { code, signal });
     Outcome::Exited
 }
 
 /// Puts jobs that never started back in the queue.
 fn requeue(inner: &PoolState, inflight: VecDeque<InFlight>) {
     for f in inflight {
-        f.job.ctl.requeued();
-        inner.enqueue(f.job);
+        inner.requeue(f.job);
     }
 }

@@ -8,11 +8,12 @@
 use std::any::Any;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::TaskErrorKind;
 use super::job::JobCtl;
 use super::kind::{Carriage, WorkerKind};
+use super::schedule::Deadline;
 use super::state::{PoolState, Slot};
 use super::task::ErasedTask;
 use polycompute_core::sync::LockUnpoisoned;
@@ -42,16 +43,11 @@ pub(crate) struct TimedJob {
     inputs: Box<dyn Any + Send>,
 }
 
-/// The thread [`WorkerKind`].
+/// The thread [`WorkerKind`]. Its per-slot state is made when it starts, one per slot of
+/// the pool.
+#[derive(Default)]
 pub(crate) struct ThreadWorkers {
-    slots: Arc<[ThreadSlot]>,
-}
-
-impl ThreadWorkers {
-    /// The state of `slots` thread worker slots (no thread yet).
-    pub(crate) fn new(slots: usize) -> Self {
-        ThreadWorkers { slots: (0..slots).map(|_| ThreadSlot::default()).collect() }
-    }
+    slots: OnceLock<Arc<[ThreadSlot]>>,
 }
 
 impl WorkerKind for ThreadWorkers {
@@ -61,23 +57,25 @@ impl WorkerKind for ThreadWorkers {
 
     /// Starts one thread per slot, and the timeout watchdog when the pool has a timeout.
     fn start(&self, pool: &Arc<PoolState>) -> io::Result<()> {
+        let slots = self.slots.get_or_init(|| pool.slots.iter().map(|_| ThreadSlot::default()).collect());
         for slot in &pool.slots {
-            worker::spawn(pool, &self.slots, slot.id, 0)?;
+            worker::spawn(pool, slots, slot.id, 0)?;
         }
-        if let Some(timeout) = pool.cfg.timeout {
-            let (p, mine) = (pool.clone(), self.slots.clone());
+        if let Some(deadline) = Deadline::of(&pool.cfg) {
+            let (p, mine) = (pool.clone(), slots.clone());
             let h = std::thread::Builder::new()
                 .name("polycompute-watchdog".into())
-                .spawn(move || watchdog::run(p, mine, timeout))?;
+                .spawn(move || watchdog::run(p, mine, deadline))?;
             pool.add_thread(h);
         }
         Ok(())
     }
 
     fn abandon(&self, pool: &Arc<PoolState>, slot: &Slot, gen: u64, ctl: &Arc<JobCtl>) {
-        let current = self.slots[slot.id].current.lock_unpoisoned().clone();
+        let Some(slots) = self.slots.get() else { return };
+        let current = slots[slot.id].current.lock_unpoisoned().clone();
         if current.is_some_and(|c| Arc::ptr_eq(&c, ctl)) {
-            worker::replace(pool, &self.slots, slot, gen);
+            worker::replace(pool, slots, slot, gen);
         }
     }
 
@@ -85,7 +83,8 @@ impl WorkerKind for ThreadWorkers {
     fn wake_for_shutdown(&self) {}
 
     fn fail_stuck(&self, pool: &PoolState) {
-        for (slot, mine) in pool.slots.iter().zip(self.slots.iter()) {
+        let Some(slots) = self.slots.get() else { return };
+        for (slot, mine) in pool.slots.iter().zip(slots.iter()) {
             let current = mine.current.lock_unpoisoned().take();
             if let Some(ctl) = current {
                 ctl.fail_rest(Some((slot.id, slot.device_id)), 1, TaskErrorKind::ShutDown);

@@ -1,29 +1,28 @@
-//! The timeout watchdog of thread workers: a thread cannot be interrupted, so a task that
-//! overruns the pool's timeout is failed here and its slot gets a fresh thread.
+//! The timeout watchdog of thread workers, their liveness: it watches each slot's running
+//! input (a thread cannot be interrupted), asks [`Deadline`] whether it overran and has it
+//! answered, and gives the slot a fresh thread.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::{worker, ThreadSlot};
-use crate::error::TaskErrorKind;
-use crate::job::{Inputs, Job};
+use crate::schedule::Deadline;
 use crate::state::PoolState;
 use polycompute_core::sync::LockUnpoisoned;
 
 /// Fails thread-worker tasks that overrun the timeout and replaces their threads.
-pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Duration) {
-    let period = (timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(25));
-    let limit = timeout.as_nanos() as u64;
+pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, deadline: Deadline) {
     loop {
         crossbeam_channel::select! {
             recv(inner.stop_rx) -> _ => return,
-            default(period) => {}
+            default(deadline.poll()) => {}
         }
         let now = inner.now_ns();
         for (slot, mine) in inner.slots.iter().zip(threads.iter()) {
             let started = mine.item_started.load(Ordering::Acquire);
-            if started == 0 || now.saturating_sub(started) < limit {
+            let ran = Duration::from_nanos(now.saturating_sub(started));
+            if started == 0 || !deadline.passed(ran) {
                 continue;
             }
             let gen = slot.gen.load(Ordering::Acquire);
@@ -42,18 +41,9 @@ pub(super) fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, timeout: Du
             drop(timed);
             // Only the overrunning input fails; the batch's later inputs, not started,
             // go back to the queue without an attempt counted.
-            slot.stats.count_failed(1);
-            let elapsed = Duration::from_nanos(now.saturating_sub(started));
-            let kind = TaskErrorKind::Timeout { after: timeout, elapsed };
-            ctl.deliver_claimed(k, Err(ctl.error(k, Some((slot.id, slot.device_id)), job.attempt, kind)));
+            deadline.fail_claimed(slot, &ctl, job.attempt, k, ran);
             if let Some(rest) = ctl.claim_rest() {
-                let sub = ctl.sub(rest);
-                inner.enqueue(Job {
-                    task: job.task,
-                    attempt: job.attempt,
-                    inputs: Inputs::Local(job.inputs),
-                    ctl: sub,
-                });
+                inner.requeue_moved(job.task, job.attempt, job.inputs, &ctl, rest);
             }
             worker::replace(&inner, &threads, slot, gen);
         }

@@ -9,7 +9,8 @@ use super::{ThreadSlot, TimedJob};
 use crate::context::WorkerContext;
 use crate::error::TaskErrorKind;
 use crate::job::{Inputs, Job};
-use crate::state::{PoolState, Refusal, Slot, Work};
+use crate::schedule::{Next, Wait};
+use crate::state::{PoolState, Refusal, Slot};
 use crate::task::Failure;
 use polycompute_core::device::Device;
 use polycompute_core::sync::LockUnpoisoned;
@@ -54,20 +55,10 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
     let mut served = 0u64;
     let reroute = inner.can_reroute();
     loop {
-        let job = match inner.queue_rx.recv() {
-            Ok(Work::Job(job)) => job,
-            Ok(Work::Stop) | Err(_) => return,
+        let job = match inner.next_job(slot, gen, Wait::Block) {
+            Next::Job(job) => job,
+            Next::Stop | Next::Empty => return,
         };
-        if inner.refuses(job.task.name(), slot.device_id) {
-            // This device cannot run that task: leave it to the others.
-            if inner.bounce(job) {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            continue;
-        }
-        if !job.ctl.start(slot.id, gen) {
-            continue;
-        }
         *mine.current.lock_unpoisoned() = Some(job.ctl.clone());
         let Job { task, attempt, inputs, ctl } = job;
         let Inputs::Local(mut inputs) = inputs else {
@@ -139,12 +130,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                         };
                         if let Some(rest) = ctl.claim_rest() {
                             match copy.take().and_then(|bytes| task.decode_one(&bytes)) {
-                                Some(one) => inner.enqueue(Job {
-                                    task: task.clone(),
-                                    attempt,
-                                    inputs: Inputs::Local(one),
-                                    ctl: ctl.sub(k..k + 1),
-                                }),
+                                Some(one) => inner.requeue_moved(task.clone(), attempt, one, &ctl, k..k + 1),
                                 None => {
                                     let kind =
                                         TaskErrorKind::Unsupported { message: message.clone(), tried: vec![*device] };
@@ -152,13 +138,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                                 }
                             }
                             if let (true, Some(rest_inputs)) = (rest.end > k + 1, rest_inputs) {
-                                let inputs = Inputs::Local(rest_inputs);
-                                inner.enqueue(Job {
-                                    task: task.clone(),
-                                    attempt,
-                                    inputs,
-                                    ctl: ctl.sub(k + 1..rest.end),
-                                });
+                                inner.requeue_moved(task.clone(), attempt, rest_inputs, &ctl, k + 1..rest.end);
                             }
                         }
                         break;
@@ -179,8 +159,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                 ctl.flush();
                 if !timed {
                     if let Some(rest) = ctl.claim_rest() {
-                        let sub = ctl.sub(rest);
-                        inner.enqueue(Job { task: task.clone(), attempt, inputs: Inputs::Local(inputs), ctl: sub });
+                        inner.requeue_moved(task.clone(), attempt, inputs, &ctl, rest);
                     }
                 }
                 return;
@@ -198,8 +177,7 @@ fn run(inner: Arc<PoolState>, threads: Arc<[ThreadSlot]>, id: usize, gen: u64) {
                     Some(std::mem::replace(&mut inputs, Box::new(())))
                 };
                 if let (Some(rest), Some(rest_inputs)) = (ctl.claim_rest(), rest_inputs) {
-                    let sub = ctl.sub(rest);
-                    inner.enqueue(Job { task: task.clone(), attempt, inputs: Inputs::Local(rest_inputs), ctl: sub });
+                    inner.requeue_moved(task.clone(), attempt, rest_inputs, &ctl, rest);
                 }
                 break;
             }
