@@ -13,7 +13,11 @@ use polycompute::{s, where_, Device, DeviceArray, Result};
 /// first `k` rows. Returns the centroids (`[k, d]`), each point's cluster (`[n]`) and the
 /// number of points in each cluster (`[k]`). A cluster that loses all its points keeps
 /// its centroid.
-pub fn kmeans(x: &DeviceArray<f32>, k: usize, iters: usize) -> Result<(DeviceArray<f32>, DeviceArray<u32>, DeviceArray<f32>)> {
+pub fn kmeans(
+    x: &DeviceArray<f32>,
+    k: usize,
+    iters: usize,
+) -> Result<(DeviceArray<f32>, DeviceArray<u32>, DeviceArray<f32>)> {
     let dev = x.device();
     let ids = dev.arange(0, k as u32, 1)?;
     let mut centroids = x.slice(s![..k, ..])?;

@@ -22,7 +22,13 @@ pub fn softmax(logits: &DeviceArray<f32>) -> Result<DeviceArray<f32>> {
 
 /// Weights (`[d, classes]`) fitted to the points `x` (`[n, d]`) and labels `y` by `steps`
 /// steps of gradient descent on the mean cross-entropy, with learning rate `lr`.
-pub fn train(x: &DeviceArray<f32>, y: &DeviceArray<u32>, classes: usize, steps: usize, lr: f32) -> Result<DeviceArray<f32>> {
+pub fn train(
+    x: &DeviceArray<f32>,
+    y: &DeviceArray<u32>,
+    classes: usize,
+    steps: usize,
+    lr: f32,
+) -> Result<DeviceArray<f32>> {
     let (n, d) = (x.shape()[0], x.shape()[1]);
     let target = one_hot(y, classes)?;
     let mut w = x.device().zeros(&[d, classes])?;

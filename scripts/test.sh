@@ -78,6 +78,10 @@ done
 echo "+ diff <README.md's rust block> examples/quickstart.rs"
 diff <(awk '/^```rust$/ {on = 1; next} /^```$/ && on {exit} on' README.md) examples/quickstart.rs
 run cargo run --quiet --example quickstart
+# The README's array tour must be examples/arrays.rs word for word.
+echo "+ diff <README.md's Arrays rust block> examples/arrays.rs"
+diff <(awk '/^## Arrays/ {sec = 1} sec && /^```rust$/ {on = 1; next} /^```$/ && on {exit} on' README.md) examples/arrays.rs
+run cargo run --quiet --example arrays
 
 run scripts/wine.sh # the CPU build for Windows under Wine: unit, API, conformance, pool tests (~5-6 min)
 run scripts/gpu-dry-run.sh # the GPU bundle's run script without a GPU: results back, steps bounded (~25 s)

@@ -2,7 +2,7 @@
 //! whatever device its worker opened, and the same computation for the CPU cross-check.
 
 use polycompute::pool::{BoxError, TaskRng};
-use polycompute::{DType, Device, Expr, Task, Tasks, WorkerContext};
+use polycompute::{Device, Task, Tasks, WorkerContext};
 use serde::{Deserialize, Serialize};
 
 /// The tasks the `polycompute` binary offers its process workers.
@@ -40,14 +40,16 @@ fn seeds(rng: &mut TaskRng) -> [u64; 3] {
     [rng.seed(), rng.seed(), rng.seed()]
 }
 
-/// The computation: random fills, two fused maps, reductions and a matmul on `device`.
+/// The computation: random fills, fused maps, array operators, reductions and a matmul on
+/// `device`.
 pub fn compute(device: &Device, index: u64, [sx, sy, sa]: [u64; 3], batch: Batch) -> polycompute::Result<Estimate> {
     let n = batch.samples.max(1);
     let x = device.uniform::<f32>(sx, &[n])?;
     let y = device.uniform::<f32>(sy, &[n])?;
     let r2 = x.zip_map(&y, |x, y| &x * &x + &y * &y)?;
-    let inside = r2.map(|r| Expr::select(r.le(1.0), 1.0, 0.0).cast(DType::F32))?.sum(None)?.to_scalar()?;
-    let gauss = r2.map(|r| (-r).exp())?.mean(None)?.to_scalar()?;
+    // A comparison gives 1.0 or 0.0 in the operands' dtype: its sum counts.
+    let inside = r2.map(|r| r.le(1.0))?.sum(None)?.to_scalar()?;
+    let gauss = (-&r2)?.exp()?.mean(None)?.to_scalar()?;
     let d = batch.size.max(1);
     let a = device.uniform::<f32>(sa, &[d, d])?;
     let gram = a.matmul(&a.transpose()?)?;

@@ -72,7 +72,7 @@ impl Device {
     /// ```
     pub fn arange<T: Element>(&self, start: T, stop: T, step: T) -> Result<DeviceArray<T>> {
         let (a, b, s) = (start.to_scalar().to_f64(), stop.to_scalar().to_f64(), step.to_scalar().to_f64());
-        let exact = T::DTYPE.is_int().then(|| (a as i128, b as i128, s as i128));
+        let exact = T::DTYPE.is_int().then_some((a as i128, b as i128, s as i128));
         let len = arange_len(a, b, s, exact)?;
         let data: Vec<T> = match exact {
             Some((a, _, s)) => (0..len as i128).map(|i| from_f64::<T>((a + i * s) as f64)).collect(),

@@ -276,9 +276,20 @@ impl<T: Element> DeviceArray<T> {
         self.permute(&(0..self.ndim()).rev().collect::<Vec<_>>())
     }
 
-    /// Permutes the axes: output axis `i` is input axis `perm[i]`; a view (no copy).
-    pub fn permute(&self, perm: &[usize]) -> Result<Self> {
-        Ok(self.view(self.layout.permute(perm)?))
+    /// Permutes the axes: output axis `i` is input axis `perm[i]` (negative axes count from
+    /// the end, as in numpy's `transpose(axes)`); a view (no copy).
+    ///
+    /// ```
+    /// # extern crate polycompute_cpu; // links the CPU backend, as the facade does
+    /// # use polycompute_core::Device;
+    /// let x = Device::cpu().zeros::<f32>(&[2, 3, 4])?;
+    /// assert_eq!(x.permute(&[-1, 0, 1])?.shape(), &[4, 2, 3]);
+    /// # Ok::<(), polycompute_core::Error>(())
+    /// ```
+    pub fn permute<A: Into<crate::Axis> + Copy>(&self, perm: &[A]) -> Result<Self> {
+        let ndim = self.ndim();
+        let resolved = perm.iter().map(|&a| a.into().resolve(ndim, "permute")).collect::<Result<Vec<usize>>>()?;
+        Ok(self.view(self.layout.permute(&resolved)?))
     }
 
     /// A copy in a new buffer on the same device (of a view: its elements, contiguous).

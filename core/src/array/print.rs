@@ -30,7 +30,9 @@ impl<T: Element> fmt::Display for DeviceArray<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.printed(" ", "", LINE_WIDTH) {
             Ok(text) => f.write_str(&text),
-            Err(e) => write!(f, "<{} array {} on {}: not readable: {e}>", T::DTYPE, self.layout.shape, self.device.id()),
+            Err(e) => {
+                write!(f, "<{} array {} on {}: not readable: {e}>", T::DTYPE, self.layout.shape, self.device.id())
+            }
         }
     }
 }
@@ -192,9 +194,12 @@ impl FloatFormat {
             }
         }
         if finite.len() != all.len() {
-            let neg_inf = all.iter().any(|&v| v == f64::NEG_INFINITY);
+            let neg_inf = all.contains(&f64::NEG_INFINITY);
             let offset = format.pad_right + 1;
-            format.pad_left = format.pad_left.max(3usize.saturating_sub(offset)).max((3 + usize::from(neg_inf)).saturating_sub(offset));
+            format.pad_left = format
+                .pad_left
+                .max(3usize.saturating_sub(offset))
+                .max((3 + usize::from(neg_inf)).saturating_sub(offset));
         }
         format
     }
@@ -213,7 +218,13 @@ impl FloatFormat {
     fn word(&self, v: f64) -> String {
         let width = self.pad_left + self.pad_right + 1;
         if !v.is_finite() {
-            let text = if v.is_nan() { "nan" } else if v > 0.0 { "inf" } else { "-inf" };
+            let text = if v.is_nan() {
+                "nan"
+            } else if v > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            };
             return format!("{text:>width$}");
         }
         if self.scientific {
