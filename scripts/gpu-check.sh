@@ -39,7 +39,7 @@ cargo build --release -p polycompute-cli --features "$features" --bin polycomput
 cp "$target_dir/release/polycompute" "$bundle/bin/polycompute"
 cargo build --release -p polycompute-cuda --example cuda_figures >&2
 cp "$target_dir/release/examples/cuda_figures" "$bundle/bin/cuda_figures"
-mapfile -t facade < <(test_executables -p polycompute-conformance --features "$features" --test conformance)
+mapfile -t facade < <(test_executables -p polycompute-conformance --features "$features" --test conformance --test examples)
 # Only what needs the GPU: the CPU-side CUDA checks (the crate's unit tests: NVRTC compiles and
 # host emulation; fake_driver, launch_limits, unavailable) already run in CI.
 mapfile -t cuda < <(test_executables -p polycompute-cuda --test gpu --test execute_validation --test gpu_views --test gpu_sizes)

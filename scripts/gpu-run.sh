@@ -12,7 +12,8 @@
 #
 # Steps, most important first, each bounded by `timeout -k` (STEP_TIMEOUT, default 120 s;
 # conformance 1.5x, environment and probe 0.5x): environment, probe, the CUDA conformance
-# trials (POLYCOMPUTE_REQUIRE=cuda), the CUDA GPU tests, the demo (thread and process workers),
+# trials (POLYCOMPUTE_REQUIRE=cuda), the CUDA GPU tests, the k-means and softmax-regression
+# examples' cross-device checks, the demo (thread and process workers),
 # the figures (copy/map/sum GB/s, own/cuBLAS matmul), the bench, own-vs-cuBLAS bench figures,
 # the half-precision bench rows;
 # then, with GPU_RUN_WGPU=1, the wgpu set on the NVIDIA GPU through Vulkan (the loader packages
@@ -27,7 +28,7 @@
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-binaries=(bin/polycompute bin/cuda_figures tests/conformance tests/cuda_gpu tests/cuda_execute_validation tests/cuda_gpu_views tests/cuda_gpu_sizes)
+binaries=(bin/polycompute bin/cuda_figures tests/conformance tests/examples tests/cuda_gpu tests/cuda_execute_validation tests/cuda_gpu_views tests/cuda_gpu_sizes)
 
 # The facts a first failure needs; run as the environment step (each probe bounded).
 environment() {
@@ -163,6 +164,7 @@ step environment any 5 txt -- bash "$here/gpu-run.sh" --environment
 step probe any 5 -- "$pc" probe
 step conformance gpu 15 -- "$here/tests/conformance" conformance::cuda
 step cuda_gpu gpu 10 -- "$here/tests/cuda_gpu" --nocapture --test-threads=1
+step examples gpu 5 -- env POLYCOMPUTE_REQUIRE=cuda "$here/tests/examples" cuda
 step cuda_execute_validation gpu 5 -- "$here/tests/cuda_execute_validation" --nocapture
 step cuda_gpu_views gpu 10 -- "$here/tests/cuda_gpu_views" --nocapture
 step cuda_gpu_sizes gpu 5 -- "$here/tests/cuda_gpu_sizes" --nocapture
