@@ -53,6 +53,9 @@ pub(crate) trait Float: Num {
     fn exp(a: Self) -> Self;
     fn expm1(a: Self) -> Self;
     fn ln(a: Self) -> Self;
+    fn log1p(a: Self) -> Self;
+    fn log2(a: Self) -> Self;
+    fn log10(a: Self) -> Self;
     fn sin(a: Self) -> Self;
     fn cos(a: Self) -> Self;
     fn tan(a: Self) -> Self;
@@ -204,6 +207,18 @@ macro_rules! float_num {
             #[inline(always)]
             fn ln(a: Self) -> Self {
                 a.ln()
+            }
+            #[inline(always)]
+            fn log1p(a: Self) -> Self {
+                a.ln_1p()
+            }
+            #[inline(always)]
+            fn log2(a: Self) -> Self {
+                a.log2()
+            }
+            #[inline(always)]
+            fn log10(a: Self) -> Self {
+                a.log10()
             }
             #[inline(always)]
             fn sin(a: Self) -> Self {

@@ -230,6 +230,18 @@ macro_rules! half_num {
                 <$t as Bits16>::round(a.widen().ln())
             }
             #[inline(always)]
+            fn log1p(a: Self) -> Self {
+                <$t as Bits16>::round(a.widen().ln_1p())
+            }
+            #[inline(always)]
+            fn log2(a: Self) -> Self {
+                <$t as Bits16>::round(a.widen().log2())
+            }
+            #[inline(always)]
+            fn log10(a: Self) -> Self {
+                <$t as Bits16>::round(a.widen().log10())
+            }
+            #[inline(always)]
             fn sin(a: Self) -> Self {
                 <$t as Bits16>::round(a.widen().sin())
             }

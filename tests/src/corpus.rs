@@ -357,7 +357,8 @@ fn unary_domain(op: UnaryOp, dtype: DType) -> Gen {
         Recip if dtype == DType::F16 => Gen::Wide { max_exp: 14 },
         Recip => Gen::Wide { max_exp: 30 },
         Exp | Expm1 => uniform(-10.0, 10.0),
-        Ln => uniform(0.0, 64.0),
+        Ln | Log2 | Log10 => uniform(0.0, 64.0),
+        Log1p => uniform(-1.0, 64.0),
         Sin | Cos => uniform(-std::f64::consts::PI, std::f64::consts::PI),
         Tan => uniform(-1.0, 1.0),
         Tanh => uniform(-5.0, 5.0),
@@ -406,13 +407,13 @@ fn unary_cases(c: &mut Corpus) {
 }
 
 /// A second Philox domain for the functions made for small arguments, where the naive
-/// formula (`exp(x) - 1`) cancels: |x| below 2^-10, so such a formula is off by about 2^10
-/// ULPs in f32 and f64. (Every op is named, so a new one is placed here.)
+/// formula (`exp(x) - 1`, `ln(1 + x)`) cancels or rounds `1 + x`: |x| below 2^-10, so such
+/// a formula is off by about 2^10 ULPs in f32 and f64. (Every op is named, so a new one is placed here.)
 fn tiny_domain(op: UnaryOp) -> Option<Gen> {
     use UnaryOp::*;
     match op {
-        Expm1 => Some(uniform(-1.0 / 1024.0, 1.0 / 1024.0)),
-        Neg | Abs | Sqrt | Recip | Exp | Ln | Sin | Cos | Tan | Tanh | Floor | Ceil | Round => None,
+        Expm1 | Log1p => Some(uniform(-1.0 / 1024.0, 1.0 / 1024.0)),
+        Neg | Abs | Sqrt | Recip | Exp | Ln | Log2 | Log10 | Sin | Cos | Tan | Tanh | Floor | Ceil | Round => None,
     }
 }
 

@@ -195,6 +195,9 @@ fn f32_or_own_expr(p: &Program, access: &[Access], i: usize, device: DeviceId) -
                 UnaryOp::Exp
                 | UnaryOp::Expm1
                 | UnaryOp::Ln
+                | UnaryOp::Log1p
+                | UnaryOp::Log2
+                | UnaryOp::Log10
                 | UnaryOp::Tanh
                 | UnaryOp::Sin
                 | UnaryOp::Cos

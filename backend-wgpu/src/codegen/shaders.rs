@@ -16,9 +16,11 @@ pub(crate) const I32: &str = include_str!("wgsl/i32.wgsl");
 pub(crate) const U32: &str = include_str!("wgsl/u32.wgsl");
 /// The 32x32 -> 64-bit product `mulhilo`, shared by Philox and the transcendentals.
 pub(crate) const MULHILO: &str = include_str!("wgsl/mulhilo.wgsl");
-/// f32 exp, ln, sin, cos, tan, tanh and pow; the constants are declared before it.
+/// f32 exp, expm1, ln, log1p, log2, log10, sin, cos, tan, tanh and pow; the constants are
+/// declared before it.
 pub(crate) const TRANSCENDENTAL_F32: &str = include_str!("wgsl/transcendental_f32.wgsl");
-/// f64 sin, cos, tan, tanh, exp and ln; placeholders for polynomials and constants.
+/// f64 sin, cos, tan, tanh, exp, expm1, ln, log1p, log2 and log10; placeholders for
+/// polynomials and constants.
 pub(crate) const TRANSCENDENTAL_F64: &str = include_str!("wgsl/transcendental_f64.wgsl");
 /// Philox4x32-10 and the f32 unit conversion.
 pub(crate) const PHILOX: &str = include_str!("wgsl/philox.wgsl");

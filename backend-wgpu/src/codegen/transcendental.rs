@@ -11,6 +11,13 @@
 //!   errors (Kahan's `(u - 1) x / ln u`), which a driver's algebraic simplifier may undo.
 //! * `ln`: the exponent and mantissa taken from bits (subnormal inputs too), then
 //!   ln(1 + f) = f - s (f - R(s^2)) with s = f / (2 + f).
+//! * `log1p`, `log2`, `log10`: the same reduction and series in fdlibm's split
+//!   ln(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)). `log1p` never rounds 1 + x: f is x itself
+//!   near 0 and x 2^-e + (2^-e - 1), two exact terms with an exact sum, elsewhere (no
+//!   compensation term for the rounding of 1 + x, which a simplifier may fold away).
+//!   `log2`/`log10` multiply by log2(e)/log10(e) and e by log10(2) in parts whose large
+//!   products are exact (FreeBSD's log2f/log10f), so powers of two (and of ten, for log10)
+//!   come out exact.
 //! * `sin`/`cos`/`tan`: reduction by pi/2 in three parts below 256, and Payne-Hanek (the
 //!   bits of 2/pi, multiplied in integers) above, then Taylor polynomials on [-pi/4, pi/4].
 //! * `pow`: exp(y ln x) with ln x summed in 64-bit fixed point on integers (a table of 89
@@ -27,10 +34,18 @@ use super::shaders::{self, instantiate};
 
 /// Constants by bit pattern, written as shortest round-trip decimals (naga cannot
 /// evaluate `bitcast` in a `const`).
-const CONSTANTS: [(&str, u32); 8] = [
+const CONSTANTS: [(&str, u32); 14] = [
     ("LN2_HI", 0x3f317200),
     ("LN2_LO", 0x35bfbe8e),
     ("LOG2E", 0x3fb8aa3b),
+    // 1/ln 2, 1/ln 10 (12-bit head, rounded tail) and log10(2) (16-bit head), each tail the
+    // exact remainder rounded (computed offline).
+    ("IVLN2_HI", 0x3fb8b000),
+    ("IVLN2_LO", 0xb9389ad4),
+    ("IVLN10_HI", 0x3ede6000),
+    ("IVLN10_LO", 0xb804ead9),
+    ("LOG10_2_HI", 0x3e9a2100),
+    ("LOG10_2_LO", 0xb64af608),
     ("PIO2_1", 0x3fc91000),
     ("PIO2_2", 0xb6957700),
     ("PIO2_3", 0xae74b9ee),
@@ -116,11 +131,24 @@ const TANH_TAYLOR: [f64; 19] = [
 /// The f64 closest to ln 2 - 0x3FE62E42FEFA3800 (computed exactly, offline).
 const LN2_LO64_BITS: u64 = 0x3D2E_F357_93C7_6730;
 
+/// 1/ln 2, 1/ln 10 (28-bit heads, so a head times an f32 is exact) and log10(2) (a 42-bit
+/// head, exact times any f64 exponent) as head and tail, the tail the exact remainder rounded
+/// (computed offline).
+const LOG_SPLITS64: [(&str, u64); 6] = [
+    ("ivln2_hi", 0x3FF7_1547_6600_0000),
+    ("ivln2_lo", 0xBE2A_8FA0_3D11_05E0),
+    ("ivln10_hi", 0x3FDB_CB7B_1600_0000),
+    ("ivln10_lo", 0xBE0B_235E_39AB_2A91),
+    ("log10_2_hi", 0x3FD3_4413_509F_7800),
+    ("log10_2_lo", 0x3D1F_EF31_1F12_B358),
+];
+
 /// f64 `exp`, `ln` and `tanh` (f64 has no 64-bit bitcast without `SHADER_INT64`, so exponents move
 /// through `ldexp` and an f32 conversion): Cody-Waite reduction by ln 2 (the high part has 42
 /// bits, so k ln2_hi is exact) and a degree-13 Taylor polynomial for `exp`; the exponent found
 /// by scaling into f32's range, then ln(1 + f) = f - s (f - R(s^2)) to s^21 for `ln`.
-/// `tanh` and `expm1` build on `exp`'s reduction.
+/// `tanh` and `expm1` build on `exp`'s reduction; `log1p`, `log2` and `log10` on `ln`'s, with
+/// the series to s^23 (their f reaches 0.5).
 pub(crate) fn f64_transcendental() -> String {
     let lit = |v: f64| format!("{v:e}lf");
     let lit_signed = |v: f64| if v < 0.0 { format!("(-{})", lit(-v)) } else { lit(v) };
@@ -145,6 +173,8 @@ pub(crate) fn f64_transcendental() -> String {
     let expm1_coeffs: Vec<f64> = (2..=17u32).rev().map(|n| 1.0 / (1..=n).map(f64::from).product::<f64>()).collect();
     // 2 / (2k + 1) for k = 10 down to 1.
     let ln_coeffs: Vec<f64> = (1..=10).rev().map(|k| 2.0 / (2 * k + 1) as f64).collect();
+    // 2 / (2k + 1) for k = 11 down to 1.
+    let log_coeffs: Vec<f64> = (1..=11).rev().map(|k| 2.0 / (2 * k + 1) as f64).collect();
     let tanh_coeffs: Vec<f64> = TANH_TAYLOR.iter().rev().copied().collect();
     // sin: r + r z (S1 + z (S2 + ...)), cos: 1 + z (-1/2 + z (C2 + ...)), to r^19 and r^20.
     let sin_coeffs = [
@@ -191,6 +221,7 @@ pub(crate) fn f64_transcendental() -> String {
         ("exp_poly", horner("    ", "p", "r", &inverse_factorials)),
         ("expm1_poly", horner("    ", "p", "r", &expm1_coeffs)),
         ("ln_poly", horner("    ", "rr", "z", &ln_coeffs)),
+        ("log_poly", horner("    ", "rr", "z", &log_coeffs)),
         ("ln2_hi", ln2_hi),
         ("ln2_lo", ln2_lo),
         ("max_log", lit(709.782712893384)),
@@ -201,8 +232,10 @@ pub(crate) fn f64_transcendental() -> String {
         ("two64", lit(2f64.powi(64))),
         ("two_m64", lit(2f64.powi(-64))),
         ("sqrt2", lit(std::f64::consts::SQRT_2)),
+        ("sqrt_half_m1", lit_signed(std::f64::consts::FRAC_1_SQRT_2 - 1.0)),
     ];
-    let values: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let splits = LOG_SPLITS64.map(|(k, bits)| (k, lit_signed(f64::from_bits(bits))));
+    let values: Vec<(&str, &str)> = values.iter().chain(splits.iter()).map(|(k, v)| (*k, v.as_str())).collect();
     out + &instantiate(shaders::TRANSCENDENTAL_F64, &values)
 }
 

@@ -43,8 +43,16 @@ unary_methods!(
     recip => Recip,
     /// `e^x` (floats).
     exp => Exp,
+    /// `e^x - 1` (floats), accurate for tiny `|x|` (numpy's `expm1`).
+    expm1 => Expm1,
     /// The natural logarithm (floats): `-inf` at 0, NaN below.
     log => Ln,
+    /// `ln(1 + x)` (floats), accurate for tiny `|x|` (numpy's `log1p`): `-inf` at -1, NaN below.
+    log1p => Log1p,
+    /// The base-2 logarithm (floats): `-inf` at 0, NaN below; exact at powers of two.
+    log2 => Log2,
+    /// The base-10 logarithm (floats): `-inf` at 0, NaN below.
+    log10 => Log10,
     /// The sine (floats, radians).
     sin => Sin,
     /// The cosine (floats, radians).

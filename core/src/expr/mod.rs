@@ -34,8 +34,8 @@
 //!   added; a zero `r` takes the sign of `b`. Float `pow` is C's `pow`.
 //! * `round` rounds half to even; `floor`, `ceil`, `round` are the identity on integers.
 //! * `and`, `or`, `xor` are bitwise and defined for integers only.
-//! * The float-only functions (`sqrt recip exp expm1 ln sin cos tan tanh`) on an integer operand
-//!   are an `InvalidExpr`; cast first.
+//! * The float-only functions (`sqrt recip exp expm1 ln log1p log2 log10 sin cos tan tanh`)
+//!   on an integer operand are an `InvalidExpr`; cast first.
 //! * `cast` to an integer from a float truncates toward zero and saturates at the target's
 //!   range, NaN gives 0 (Rust's `as`); between `i32` and `u32` it reinterprets the bits;
 //!   to a float it rounds to nearest even.
@@ -168,6 +168,12 @@ unary_ops!(
     /// `exp(x) - 1`, accurate for tiny `|x|`.
     Expm1,
     Ln,
+    /// `ln(1 + x)`, accurate for tiny `|x|`.
+    Log1p,
+    /// The base-2 logarithm.
+    Log2,
+    /// The base-10 logarithm.
+    Log10,
     Sin,
     Cos,
     Tan,
@@ -189,6 +195,9 @@ impl UnaryOp {
             UnaryOp::Exp => "exp",
             UnaryOp::Expm1 => "expm1",
             UnaryOp::Ln => "ln",
+            UnaryOp::Log1p => "log1p",
+            UnaryOp::Log2 => "log2",
+            UnaryOp::Log10 => "log10",
             UnaryOp::Sin => "sin",
             UnaryOp::Cos => "cos",
             UnaryOp::Tan => "tan",
@@ -208,6 +217,9 @@ impl UnaryOp {
             | UnaryOp::Exp
             | UnaryOp::Expm1
             | UnaryOp::Ln
+            | UnaryOp::Log1p
+            | UnaryOp::Log2
+            | UnaryOp::Log10
             | UnaryOp::Sin
             | UnaryOp::Cos
             | UnaryOp::Tan
@@ -374,8 +386,9 @@ macro_rules! unary_methods {
 }
 
 unary_methods!(
-    abs => Abs, sqrt => Sqrt, recip => Recip, exp => Exp, expm1 => Expm1, ln => Ln, sin => Sin,
-    cos => Cos, tan => Tan, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round,
+    abs => Abs, sqrt => Sqrt, recip => Recip, exp => Exp, expm1 => Expm1, ln => Ln,
+    log1p => Log1p, log2 => Log2, log10 => Log10, sin => Sin, cos => Cos, tan => Tan,
+    tanh => Tanh, floor => Floor, ceil => Ceil, round => Round,
 );
 
 impl Expr {

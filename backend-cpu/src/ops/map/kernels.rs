@@ -57,6 +57,9 @@ pub(crate) mod op {
         Exp(a) => T::exp(a);
         Expm1(a) => T::expm1(a);
         Ln(a) => T::ln(a);
+        Log1p(a) => T::log1p(a);
+        Log2(a) => T::log2(a);
+        Log10(a) => T::log10(a);
         Sin(a) => T::sin(a);
         Cos(a) => T::cos(a);
         Tan(a) => T::tan(a);

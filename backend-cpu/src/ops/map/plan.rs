@@ -319,6 +319,9 @@ fn common_unary<T: Lane>(u: UnaryOp, a: usize) -> Option<Step> {
         | UnaryOp::Exp
         | UnaryOp::Expm1
         | UnaryOp::Ln
+        | UnaryOp::Log1p
+        | UnaryOp::Log2
+        | UnaryOp::Log10
         | UnaryOp::Sin
         | UnaryOp::Cos
         | UnaryOp::Tan
@@ -333,6 +336,9 @@ fn float_unary<T: Lane + Float>(u: UnaryOp, a: usize) -> Result<Step> {
         UnaryOp::Exp => unary_step::<T, op::Exp>(a),
         UnaryOp::Expm1 => unary_step::<T, op::Expm1>(a),
         UnaryOp::Ln => unary_step::<T, op::Ln>(a),
+        UnaryOp::Log1p => unary_step::<T, op::Log1p>(a),
+        UnaryOp::Log2 => unary_step::<T, op::Log2>(a),
+        UnaryOp::Log10 => unary_step::<T, op::Log10>(a),
         UnaryOp::Sin => unary_step::<T, op::Sin>(a),
         UnaryOp::Cos => unary_step::<T, op::Cos>(a),
         UnaryOp::Tan => unary_step::<T, op::Tan>(a),

@@ -132,6 +132,12 @@ PC_FN float pc_expm1(float a) { return expm1f(a); }
 PC_FN double pc_expm1(double a) { return expm1(a); }
 PC_FN float pc_ln(float a) { return logf(a); }
 PC_FN double pc_ln(double a) { return log(a); }
+PC_FN float pc_log1p(float a) { return log1pf(a); }
+PC_FN double pc_log1p(double a) { return log1p(a); }
+PC_FN float pc_log2(float a) { return log2f(a); }
+PC_FN double pc_log2(double a) { return log2(a); }
+PC_FN float pc_log10(float a) { return log10f(a); }
+PC_FN double pc_log10(double a) { return log10(a); }
 PC_FN float pc_sin(float a) { return sinf(a); }
 PC_FN double pc_sin(double a) { return sin(a); }
 PC_FN float pc_cos(float a) { return cosf(a); }

@@ -105,9 +105,16 @@ fn cases() -> Vec<Case> {
 /// Every op is named, so a new one must be placed here.
 fn from_libm(op: UnaryOp) -> bool {
     match op {
-        UnaryOp::Exp | UnaryOp::Expm1 | UnaryOp::Ln | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan | UnaryOp::Tanh => {
-            true
-        }
+        UnaryOp::Exp
+        | UnaryOp::Expm1
+        | UnaryOp::Ln
+        | UnaryOp::Log1p
+        | UnaryOp::Log2
+        | UnaryOp::Log10
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tan
+        | UnaryOp::Tanh => true,
         UnaryOp::Neg
         | UnaryOp::Abs
         | UnaryOp::Sqrt

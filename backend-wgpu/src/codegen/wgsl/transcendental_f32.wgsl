@@ -2,8 +2,8 @@
 // (`exp` within 3 + 2|x| ulp, `sin` within 2^-11 absolute on [-pi, pi] and unspecified
 // beyond, subnormals possibly flushed) and the shared semantics promise a few ulp
 // everywhere. See transcendental.rs for the methods. The constants LN2_HI, LN2_LO, LOG2E,
-// PIO2_1, PIO2_2, PIO2_3, PIO2 and TWO_OVER_PI are declared before this text, from their bit
-// patterns, and pow's logarithm table POW_LN_TABLE, LN2_FIX_HI and LN2_FIX_LO before
+// IVLN2_*, IVLN10_*, LOG10_2_*, PIO2_1, PIO2_2, PIO2_3, PIO2 and TWO_OVER_PI are declared
+// before this text, from their bit patterns, and pow's logarithm table POW_LN_TABLE, LN2_FIX_HI and LN2_FIX_LO before
 // them (see transcendental.rs). Needs f32_base.wgsl, copysign_f32 (float.wgsl) and
 // mulhilo.wgsl.
 
@@ -40,8 +40,11 @@ fn exp_f32(x: f32) -> f32 {
     return exp2parts_f32(x, 0.0);
 }
 
-// ln x = e ln2 + ln(1 + f), as a head and a tail (x finite and > 0).
-fn ln2parts_f32(x: f32) -> vec2<f32> {
+struct LogRed { e: i32, m: f32, }
+
+// x = m 2^e with m in (sqrt2/2, sqrt2], from bits (x finite and > 0, subnormals too): the
+// reduction of every logarithm here; m - 1 is exact.
+fn log_reduce_f32(x: f32) -> LogRed {
     let bits = bitcast<u32>(x);
     var e = i32(bits >> 23u) - 127;
     var mant = bits & 0x7fffffu;
@@ -55,7 +58,14 @@ fn ln2parts_f32(x: f32) -> vec2<f32> {
         m = m * 0.5;
         e = e + 1;
     }
-    let f = m - 1.0;
+    return LogRed(e, m);
+}
+
+// ln x = e ln2 + ln(1 + f), as a head and a tail (x finite and > 0).
+fn ln2parts_f32(x: f32) -> vec2<f32> {
+    let red = log_reduce_f32(x);
+    let e = red.e;
+    let f = red.m - 1.0;
     let s = f / (2.0 + f);
     let z = s * s;
     let rr = z * (bitcast<f32>(0x3f2aaaabu) + z * (bitcast<f32>(0x3ecccccdu) + z * (bitcast<f32>(0x3e924925u)
@@ -341,4 +351,86 @@ fn expm1_f32(x: f32) -> f32 {
         + r * bitcast<f32>(0x37d00d01u)))))));
     let t = bitcast<f32>(u32(i32(k) + 127) << 23u);
     return (t - 1.0) + t * p;
+}
+
+// s (hfsq + R(s^2)) with s = f / (2 + f) and hfsq = f^2 / 2, so that ln(1 + f) =
+// f - hfsq + this (fdlibm's split of ln(1 + f) = 2 atanh(s)): the large correction hfsq is one
+// product and this remainder, below |f|^3 / 3, carries the polynomial's rounding. For f in
+// about [-0.3, 0.5] (s^2 <= 0.04, where the series to s^11 is far below an ulp).
+fn log1p_rest_f32(f: f32, hfsq: f32) -> f32 {
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let rr = z * (bitcast<f32>(0x3f2aaaabu) + z * (bitcast<f32>(0x3ecccccdu) + z * (bitcast<f32>(0x3e924925u)
+        + z * (bitcast<f32>(0x3e638e39u) + z * bitcast<f32>(0x3e3a2e8cu)))));
+    return s * (hfsq + rr);
+}
+
+// ln(1 + x) without rounding 1 + x. For 1 + x in [sqrt2/2, 1.5), f = x itself; elsewhere
+// 1 + x = 2^e (1 + f) (e from the bits of the rounded 1 + x) with f = x 2^-e + (2^-e - 1):
+// both terms exact for |e| <= 24 and their sum too (x 2^-e's last place is f's, or the sum
+// is exact by Sterbenz; 1.5 bounds the first range so that f = x/2 - 1/2 is), so fdlibm's
+// correction c / (1 + x) for the rounding of 1 + x, a compensation a driver's simplifier may
+// fold away, is not needed. Past e = 23 (x > 2^23 sqrt2), ln of the rounded 1 + x is within
+// 2^-24 of it, a thirtieth of an ulp.
+// Then e ln2 + f - hfsq + rest summed as fdlibm's log1p.
+fn log1p_f32(x: f32) -> f32 {
+    if (isnan_f32(x)) { return x; }
+    if (x == -1.0) { return inf_f32(true); }
+    if (x < -1.0) { return nan_f32(); }
+    if (isinf_f32(x)) { return x; }
+    // Below 2^-64 (+-0 and subnormals too) the result is x: returned with no arithmetic,
+    // which a device may flush.
+    if (abs(x) < bitcast<f32>(0x1f800000u)) { return x; }
+    var f = x;
+    var e = 0;
+    if (x <= bitcast<f32>(0xbe95f61au) || x >= 0.5) {
+        let red = log_reduce_f32(1.0 + x);
+        e = red.e;
+        if (e > 23) {
+            f = red.m - 1.0;
+        } else {
+            let t = exp2i_f32(-e);
+            f = x * t + (t - 1.0);
+        }
+    }
+    let hfsq = 0.5 * f * f;
+    let rest = log1p_rest_f32(f, hfsq);
+    let fe = f32(e);
+    return fe * LN2_HI - ((hfsq - (rest + fe * LN2_LO)) - f);
+}
+
+// ln(1 + f) as hi + lo, hi with 12 significant bits (cut from its bits, so no simplifier can
+// fold the split), for the base-2 and base-10 logarithms: hi times a 12-bit constant is exact.
+fn log_hi_lo_f32(f: f32) -> vec2<f32> {
+    let hfsq = 0.5 * f * f;
+    let rest = log1p_rest_f32(f, hfsq);
+    let hi = bitcast<f32>(bitcast<u32>(f - hfsq) & 0xfffff000u);
+    return vec2<f32>(hi, ((f - hi) - hfsq) + rest);
+}
+
+// log2 x = e + ln(1 + f) log2(e) for x = 2^e (1 + f), the product as hi IVLN2_HI (exact)
+// plus the small terms (FreeBSD's log2f): within an ulp, and exact at powers of two.
+fn log2_f32(x: f32) -> f32 {
+    if (isnan_f32(x)) { return x; }
+    if (x == 0.0) { return inf_f32(true); }
+    if (x < 0.0) { return nan_f32(); }
+    if (isinf_f32(x)) { return x; }
+    let red = log_reduce_f32(x);
+    let l = log_hi_lo_f32(red.m - 1.0);
+    return (l.x + l.y) * IVLN2_LO + l.y * IVLN2_HI + l.x * IVLN2_HI + f32(red.e);
+}
+
+// log10 x = e log10(2) + ln(1 + f) log10(e), both products split so that the large parts
+// e LOG10_2_HI (16 bits times at most 8) and hi IVLN10_HI are exact and added last (FreeBSD's
+// log10f): the error before the last rounding is far below half an ulp, so exact powers of
+// ten (up to 1e10, the last exact in f32) give their exponent exactly.
+fn log10_f32(x: f32) -> f32 {
+    if (isnan_f32(x)) { return x; }
+    if (x == 0.0) { return inf_f32(true); }
+    if (x < 0.0) { return nan_f32(); }
+    if (isinf_f32(x)) { return x; }
+    let red = log_reduce_f32(x);
+    let l = log_hi_lo_f32(red.m - 1.0);
+    let fe = f32(red.e);
+    return fe * LOG10_2_LO + (l.x + l.y) * IVLN10_LO + l.y * IVLN10_HI + l.x * IVLN10_HI + fe * LOG10_2_HI;
 }

@@ -1,4 +1,4 @@
-// f64 sin, cos, tan, tanh, exp and ln (WGSL has no f64 transcendentals). f64 has no
+// f64 sin, cos, tan, tanh, exp, expm1 and the logarithms (WGSL has no f64 transcendentals). f64 has no
 // 64-bit bitcast without SHADER_INT64, so exponents move through `ldexp` and an f32
 // conversion. See transcendental.rs for the methods. Names in braces are placeholders that
 // `f64_transcendental` fills in (polynomials and constants as exact decimal literals);
@@ -172,11 +172,11 @@ fn exp_f64(x: f64) -> f64 {
     return ldexp(p, i32(k));
 }
 
-fn ln_f64(x: f64) -> f64 {
-    if (isnan_f64(x)) { return x; }
-    if (x == f64(0)) { return inf_f64(true); }
-    if (x < f64(0)) { return nan_f64(); }
-    if (isinf_f64(x)) { return x; }
+struct LogRed64 { e: i32, m: f64, }
+
+// x = m 2^e with m in (sqrt2/2, sqrt2] (x finite and > 0, subnormals too): the reduction of
+// every logarithm here; m - 1 is exact.
+fn log_reduce_f64(x: f64) -> LogRed64 {
     var m = x;
     var e = 0;
     if (m < {min_normal}) {
@@ -209,7 +209,17 @@ fn ln_f64(x: f64) -> f64 {
         m = m * f64(0.5);
         e = e + 1;
     }
-    let f = m - f64(1);
+    return LogRed64(e, m);
+}
+
+fn ln_f64(x: f64) -> f64 {
+    if (isnan_f64(x)) { return x; }
+    if (x == f64(0)) { return inf_f64(true); }
+    if (x < f64(0)) { return nan_f64(); }
+    if (isinf_f64(x)) { return x; }
+    let red = log_reduce_f64(x);
+    let e = red.e;
+    let f = red.m - f64(1);
     let s = f / (f64(2) + f);
     let z = s * s;
 {ln_poly}
@@ -233,4 +243,72 @@ fn expm1_f64(x: f64) -> f64 {
 {expm1_poly}
     let t = ldexp(f64(1), i32(k));
     return (t - f64(1)) + t * (r + r * r * p);
+}
+
+// s (hfsq + R(s^2)), s = f / (2 + f), hfsq = f^2 / 2, as log1p_rest_f32
+// (transcendental_f32.wgsl), the series to s^23 (for f up to 0.5, s^2 <= 0.04).
+fn log1p_rest_f64(f: f64, hfsq: f64) -> f64 {
+    let s = f / (f64(2) + f);
+    let z = s * s;
+{log_poly}
+    return s * (hfsq + rr * z);
+}
+
+// ln(1 + x) without rounding 1 + x, as log1p_f32 (transcendental_f32.wgsl): f = x for
+// 1 + x in [sqrt2/2, 1.5), else f = x 2^-e + (2^-e - 1), exact for |e| <= 53; past e = 52
+// the rounded 1 + x.
+fn log1p_f64(x: f64) -> f64 {
+    if (isnan_f64(x)) { return x; }
+    if (x == f64(-1)) { return inf_f64(true); }
+    if (x < f64(-1)) { return nan_f64(); }
+    if (isinf_f64(x)) { return x; }
+    if (abs(x) < {two_m64}) { return x; }
+    var f = x;
+    var e = 0;
+    if (x <= {sqrt_half_m1} || x >= f64(0.5)) {
+        let red = log_reduce_f64(f64(1) + x);
+        e = red.e;
+        if (e > 52) {
+            f = red.m - f64(1);
+        } else {
+            let t = ldexp(f64(1), -e);
+            f = x * t + (t - f64(1));
+        }
+    }
+    let hfsq = f64(0.5) * f * f;
+    let rest = log1p_rest_f64(f, hfsq);
+    let fe = f64(e);
+    return fe * {ln2_hi} - ((hfsq - (rest + fe * {ln2_lo})) - f);
+}
+
+// ln(1 + f) as hi + lo, hi rounded to f32 (24 bits: f64 has no bitcast to cut bits with), so
+// that hi times a constant of 28 bits is exact.
+fn log_hi_lo_f64(f: f64) -> vec2<f64> {
+    let hfsq = f64(0.5) * f * f;
+    let rest = log1p_rest_f64(f, hfsq);
+    let hi = f64(f32(f - hfsq));
+    return vec2<f64>(hi, ((f - hi) - hfsq) + rest);
+}
+
+// As log2_f32 (transcendental_f32.wgsl).
+fn log2_f64(x: f64) -> f64 {
+    if (isnan_f64(x)) { return x; }
+    if (x == f64(0)) { return inf_f64(true); }
+    if (x < f64(0)) { return nan_f64(); }
+    if (isinf_f64(x)) { return x; }
+    let red = log_reduce_f64(x);
+    let l = log_hi_lo_f64(red.m - f64(1));
+    return (l.x + l.y) * {ivln2_lo} + l.y * {ivln2_hi} + l.x * {ivln2_hi} + f64(red.e);
+}
+
+// As log10_f32 (transcendental_f32.wgsl); e log10_2_hi is exact (42 bits times at most 11).
+fn log10_f64(x: f64) -> f64 {
+    if (isnan_f64(x)) { return x; }
+    if (x == f64(0)) { return inf_f64(true); }
+    if (x < f64(0)) { return nan_f64(); }
+    if (isinf_f64(x)) { return x; }
+    let red = log_reduce_f64(x);
+    let l = log_hi_lo_f64(red.m - f64(1));
+    let fe = f64(red.e);
+    return fe * {log10_2_lo} + (l.x + l.y) * {ivln10_lo} + l.y * {ivln10_hi} + l.x * {ivln10_hi} + fe * {log10_2_hi};
 }
