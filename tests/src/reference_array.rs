@@ -204,8 +204,11 @@ mod tests {
         let x: Input = (vec![4], HostVec::F32(vec![f32::NAN, -5.0, 0.5, 5.0]));
         let clip = |lo, hi| {
             f64s(
-                &compute(&call(DType::F32, CallKind::Clip { lo: Arg::Scalar(lo), hi: Arg::Scalar(hi) }), &[x.clone()])
-                    .unwrap(),
+                &compute(
+                    &call(DType::F32, CallKind::Clip { lo: Arg::Scalar(lo), hi: Arg::Scalar(hi) }),
+                    std::slice::from_ref(&x),
+                )
+                .unwrap(),
             )
         };
         let r = clip(-1.0, 1.0);
