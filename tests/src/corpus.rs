@@ -102,6 +102,9 @@ pub enum CaseOp {
     /// A reduction through `DeviceArray` over negative or several axes, keepdims, or one
     /// built of several ops (var, std, logsumexp): see [`crate::corpus_axes`].
     Axes(super::corpus_axes::AxesCall),
+    /// An operator, elementwise method, `where_`, mixed-dtype `map` or constructor through
+    /// `DeviceArray`'s public API: see [`crate::corpus_array`].
+    Array(super::corpus_array::ArrayCall),
 }
 
 /// One input of a case.
@@ -205,6 +208,13 @@ impl Case {
                     why: format!("{} runs through DeviceArray, not as one op", call.describe()),
                 })
             }
+            CaseOp::Array(call) => {
+                return Err(polycompute::Error::InvalidArgument {
+                    op: "corpus",
+                    argument: "case",
+                    why: format!("{} runs through DeviceArray's API", call.describe()),
+                })
+            }
         };
         self.output_of(&op)?;
         Ok(op)
@@ -214,6 +224,9 @@ impl Case {
     pub fn output(&self) -> Result<(DType, Shape)> {
         if let (CaseOp::Axes(call), [i]) = (&self.compute, self.inputs.as_slice()) {
             return call.output(i.dtype, &i.dims);
+        }
+        if let CaseOp::Array(call) = &self.compute {
+            return call.output(&self.inputs.iter().map(|i| i.dims.clone()).collect::<Vec<_>>());
         }
         self.output_of(&self.op()?)
     }
@@ -269,6 +282,7 @@ impl Case {
             CaseOp::Argsort(axis) => format!("argsort axis {axis}"),
             CaseOp::TopK { k, axis } => format!("topk k {k} axis {axis}"),
             CaseOp::Axes(call) => call.describe(),
+            CaseOp::Array(call) => call.describe(),
         };
         let inputs: Vec<String> =
             self.inputs.iter().map(|i| format!("{} {:?} {}", i.dtype, i.dims, i.gen.describe())).collect();
@@ -329,6 +343,9 @@ pub fn corpus() -> Vec<Case> {
         c.add(name, op, dtype, compute, inputs, tol)
     });
     super::corpus_axes::add_all(&mut |name, op, dtype, compute, inputs, tol| {
+        c.add(name, op, dtype, compute, inputs, tol)
+    });
+    super::corpus_array::add_all(&mut |name, op, dtype, compute, inputs, tol| {
         c.add(name, op, dtype, compute, inputs, tol)
     });
     c.0
@@ -774,8 +791,8 @@ mod tests {
     fn every_op_variant_function_kind_and_dtype_has_cases() {
         let all = corpus();
         let mut seen = [false; 17];
-        // The axes cases run through DeviceArray, as several ops (their own test counts them).
-        for c in all.iter().filter(|c| !matches!(c.compute, CaseOp::Axes(_))) {
+        // The axes and array cases run through DeviceArray (their own tests count them).
+        for c in all.iter().filter(|c| !matches!(c.compute, CaseOp::Axes(_) | CaseOp::Array(_))) {
             seen[variant(&c.op().unwrap())] = true;
         }
         let missing: Vec<usize> = (0..seen.len()).filter(|&v| !seen[v]).collect();

@@ -9,6 +9,7 @@
 //! views, the test kit through `polycompute::testing`, and the worker pool.
 
 pub mod corpus;
+pub mod corpus_array;
 pub mod corpus_axes;
 mod corpus_sizes;
 mod corpus_views;
@@ -16,6 +17,7 @@ pub mod golden;
 pub mod inputs;
 pub mod movement;
 pub mod reference;
+mod reference_array;
 mod reference_axes;
 pub mod report;
 pub mod runner;

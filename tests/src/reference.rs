@@ -95,6 +95,7 @@ pub fn compute(op: &CaseOp, inputs: &[Input]) -> Result<Reference, String> {
         CaseOp::Argsort(axis) => movement::sort(one_input(inputs)?, *axis, false),
         CaseOp::TopK { k, axis } => movement::topk(one_input(inputs)?, *k, *axis),
         CaseOp::Axes(call) => super::reference_axes::compute(call, one_input(inputs)?),
+        CaseOp::Array(call) => super::reference_array::compute(call, inputs),
     }
 }
 

@@ -143,6 +143,9 @@ pub fn execute(device: &Device, case: &Case, inputs: &[Input]) -> polycompute::R
     if let super::corpus::CaseOp::Axes(call) = &case.compute {
         return super::corpus_axes::execute(device, call, inputs);
     }
+    if let super::corpus::CaseOp::Array(call) = &case.compute {
+        return super::corpus_array::execute(device, call, inputs);
+    }
     let op = case.op()?;
     let backend = device.backend();
     let buffers = inputs.iter().map(|(_, v)| backend.upload(v.as_slice())).collect::<Result<Vec<BufferRef>, _>>()?;

@@ -187,3 +187,121 @@ fn unknown_or_absent_devices() {
 fn normal_fill_of_integers_is_unsupported() {
     assert!(matches!(cpu().normal::<i32>(1, &[4]), Err(Error::Unsupported { .. })));
 }
+
+/// The op and both shapes of a `ShapeMismatch`, or a panic naming what came instead.
+fn shape_mismatch<T: std::fmt::Debug>(r: polycompute::Result<T>) -> (&'static str, Vec<usize>, Vec<usize>, String) {
+    match r {
+        Err(e @ Error::ShapeMismatch { .. }) => {
+            let text = e.to_string();
+            let Error::ShapeMismatch { op, lhs, rhs } = e else { unreachable!() };
+            (op, lhs, rhs, text)
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+}
+
+#[test]
+fn operators_and_methods_on_shapes_that_do_not_broadcast() {
+    use polycompute::where_;
+    let a = cpu().zeros::<f32>(&[2, 3]).unwrap();
+    let b = cpu().zeros::<f32>(&[4]).unwrap();
+    let mut acc = Ok(a.clone());
+    acc -= &b;
+    for (name, r) in [
+        ("add", &a + &b),
+        ("sub", &a - &b),
+        ("mul", &a * &b),
+        ("div", a.clone() / &b),
+        ("rem", &a % b.clone()),
+        // Through a `Result` operand and a compound assignment: the first error stays.
+        ("add", &a * 2.0 + &b),
+        ("sub", acc),
+        ("max", a.maximum(&b)),
+        ("min", a.minimum(&b)),
+        ("pow", a.pow(&b)),
+        ("clip", a.clip(&b, 1.0)),
+        ("where", where_(&a, &b, 0.0)),
+    ] {
+        let (op, lhs, rhs, text) = shape_mismatch(r);
+        assert_eq!((op, lhs, rhs), (name, vec![2, 3], vec![4]), "{text}");
+        assert!(text.contains("[2, 3]") && text.contains("[4]") && text.contains(name), "{text}");
+    }
+    // The error of an operand passes through the next operator unchanged.
+    let (op, ..) = shape_mismatch(&a + (&a + &b));
+    assert_eq!(op, "add");
+    // A third operand that does not broadcast with the first two.
+    let row = cpu().zeros::<f32>(&[3]).unwrap();
+    let (op, lhs, rhs, _) = shape_mismatch(a.clip(&row, &b));
+    assert_eq!((op, lhs, rhs), ("clip", vec![2, 3], vec![4]));
+}
+
+#[test]
+fn operators_on_arrays_of_two_devices() {
+    use polycompute::where_;
+    let devices = polycompute::testing::devices::Required::none().devices().unwrap();
+    let [d0, d1, ..] = devices.as_slice() else {
+        eprintln!(
+            "SKIPPED operators_on_arrays_of_two_devices: one device linked in ({}); build with --features wgpu",
+            devices.iter().map(|d| d.id().to_string()).collect::<Vec<_>>().join(", ")
+        );
+        return;
+    };
+    let a = d0.from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let b = d1.from_slice(&[3.0f32, 4.0], &[2]).unwrap();
+    let mut acc = Ok(a.clone());
+    acc += &b;
+    for r in [&a + &b, &b * &a, acc, a.maximum(&b), a.clip(0.0, &b), where_(&a, &a, &b), where_(&b, &a, 0.0)] {
+        assert!(matches!(r, Err(Error::DeviceMismatch { .. })), "{} and {}: {r:?}", d0.id(), d1.id());
+    }
+}
+
+#[test]
+fn a_map_over_a_mixed_dtype_tuple_names_the_cast() {
+    let x = cpu().from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let y = cpu().from_slice(&[3.0f64, 4.0], &[2]).unwrap();
+    let err = map::<_, f32>((&x, &y), |(a, b)| a + b).unwrap_err();
+    assert!(matches!(err, Error::DTypeMismatch { expected: DType::F32, found: DType::F64, .. }), "{err:?}");
+    // The message says which cast to write.
+    let text = err.to_string();
+    assert!(text.contains("arg1.cast(DType::F32)"), "{text}");
+    // With the cast it runs.
+    let z: polycompute::DeviceArray<f32> = map((&x, &y), |(a, b)| a + b.cast(DType::F32)).unwrap();
+    assert_eq!(z.to_vec().unwrap(), vec![4.0, 6.0]);
+}
+
+#[test]
+fn constructors_reject_what_has_no_array() {
+    let dev = cpu();
+    let step = |r: polycompute::Result<polycompute::DeviceArray<i32>>| {
+        assert!(matches!(r, Err(Error::InvalidArgument { op: "arange", argument: "step", .. })), "{r:?}");
+    };
+    step(dev.arange(0, 5, 0));
+    step(dev.arange(5, 0, 0));
+    let err = dev.arange(0.0f32, 1.0, 0.0).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { argument: "step", .. }), "{err:?}");
+    assert!(err.to_string().contains("non-zero step"), "{err}");
+    for r in [
+        dev.arange(0.0f64, f64::INFINITY, 1.0),
+        dev.arange(f64::NAN, 1.0, 1.0),
+        dev.arange(0.0, 1.0, f64::NEG_INFINITY),
+    ] {
+        assert!(matches!(r, Err(Error::InvalidArgument { op: "arange", .. })), "{r:?}");
+    }
+    // Lengths past what an array holds (2^32 - 1 elements, which every integer range fits:
+    // i32::MIN..i32::MAX has exactly that many): float ranges with tiny steps.
+    let err = dev.arange(0.0f64, 1.0, 1e-300).unwrap_err();
+    assert!(matches!(err, Error::TooLarge(_)), "{err:?}");
+    assert!(err.to_string().contains("at most"), "{err}");
+    assert!(matches!(dev.arange(f32::MIN, f32::MAX, 1.0), Err(Error::TooLarge(_))));
+    let tiny = polycompute::f16::from_bits(1);
+    assert!(matches!(dev.arange(polycompute::f16::MIN, polycompute::f16::MAX, tiny), Err(Error::TooLarge(_))));
+    assert!(matches!(dev.arange(-1.0f64, 1e10, 1.0), Err(Error::TooLarge(_))));
+    // linspace is for floats; its length and eye's size are bounded.
+    for r in [dev.linspace(0i32, 10, 5).map(|_| ()), dev.linspace(0u32, 10, 5).map(|_| ())] {
+        assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    }
+    assert!(matches!(dev.linspace(0.0f32, 1.0, usize::MAX), Err(Error::TooLarge(_))));
+    assert!(matches!(dev.eye::<f32>(usize::MAX), Err(Error::TooLarge(_))));
+    assert!(matches!(dev.eye::<u32>(1 << 17), Err(Error::TooLarge(_))));
+    assert!(matches!(dev.ones::<f32>(&[usize::MAX, 2]), Err(Error::InvalidShape(_))));
+}

@@ -255,7 +255,10 @@ impl Lowering<'_> {
                 let (na, nb) = (self.nature(a)?, self.nature(b)?);
                 if let (Nature::Known(x), Nature::Known(y)) = (na, nb) {
                     if x != y {
-                        return Err(Error::DTypeMismatch { context: format!("{e}"), expected: x, found: y });
+                        // Name the cast that makes the operands agree.
+                        let b = if matches!(b.node(), Node::Arg(_)) { format!("{b}") } else { format!("({b})") };
+                        let context = format!("{e} (write `{b}.cast(DType::{x:?})`, or cast the other side to {y})");
+                        return Err(Error::DTypeMismatch { context, expected: x, found: y });
                     }
                 }
                 na.join(nb)
