@@ -78,6 +78,10 @@ pub(crate) fn literal(s: Scalar) -> String {
         Scalar::F32(v) => format!("bitcast<f32>(0x{:08x}u | pz)", v.to_bits()),
         Scalar::F64(v) if v.is_nan() => "f64(nan_f32())".to_string(),
         Scalar::F64(v) if v.is_infinite() => format!("f64(inf_f32({}))", v < 0.0),
+        // A zero `0e0lf * x` is folded by drivers (lavapipe) to +0.0 whatever `x`, losing
+        // the sign of -0.0 and making `x / 0.0` and `x * 0.0` of specials wrong; the f32
+        // bits of a zero are exact and stay run-time values.
+        Scalar::F64(v) if v == 0.0 => format!("f64(bitcast<f32>(0x{:08x}u | pz))", (v as f32).to_bits()),
         Scalar::F64(v) if v.is_sign_negative() => format!("((-{:e}lf) * f64(1u - pz))", -v),
         Scalar::F64(v) => format!("({v:e}lf * f64(1u - pz))"),
         Scalar::I32(v) => format!("bitcast<i32>(0x{:08x}u | pz)", v as u32),
