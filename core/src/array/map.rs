@@ -78,8 +78,9 @@ impl<T: Element, const N: usize> sealed::Sealed for &[&DeviceArray<T>; N] {}
 impl<T: Element, const N: usize> MapInputs for &[&DeviceArray<T>; N] {
     type Exprs = [Expr; N];
     fn exprs(&self) -> [Expr; N] {
-        let args = crate::expr::cache::args(N);
-        std::array::from_fn(|i| args[i].clone())
+        // Moved out, not cloned: a small map's cost is counted in atomic increments.
+        let mut args = crate::expr::cache::args(N).into_iter();
+        std::array::from_fn(|i| args.next().unwrap_or_else(|| Expr::arg(i)))
     }
     #[allow(private_interfaces)]
     fn inputs(&self) -> Inputs<'_> {
@@ -117,8 +118,8 @@ macro_rules! tuple_inputs {
         impl<$($t: Element),+> MapInputs for ($(&DeviceArray<$t>,)+) {
             type Exprs = ($(tuple_inputs!(@expr $t),)+);
             fn exprs(&self) -> Self::Exprs {
-                let args = crate::expr::cache::args(tuple_inputs!(@count $($t)+));
-                ($(args[$i].clone(),)+)
+                let mut args = crate::expr::cache::args(tuple_inputs!(@count $($t)+)).into_iter();
+                ($(args.next().unwrap_or_else(|| Expr::arg($i)),)+)
             }
             #[allow(private_interfaces)]
             fn inputs(&self) -> Inputs<'_> {
