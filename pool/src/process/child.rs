@@ -79,8 +79,8 @@ fn socket_error(what: &str, e: &std::io::Error) -> Quit {
 }
 
 /// How long a task may run before the results finished ahead of it in its batch are sent
-/// anyway (by the flusher thread): what a timeout or crash of that task could otherwise
-/// take with it. The flusher looks this often at first, and less often (up to
+/// anyway (by the flusher thread), so that the caller has them while it runs (a timeout or
+/// crash of that task would not lose them either way: the result log keeps them). The flusher looks this often at first, and less often (up to
 /// [`FLUSH_AFTER_MAX`]) while the batch's tasks keep finishing quickly, so that a stream of
 /// tiny tasks is not slowed by its wake-ups.
 const FLUSH_AFTER: Duration = Duration::from_millis(1);
@@ -156,7 +156,7 @@ struct Shared {
 }
 
 /// The flusher thread: when a task of a batch runs longer than [`FLUSH_AFTER`], sends the
-/// results finished before it, so they are not lost should that task time out or crash.
+/// results finished before it, so that they are delivered while it runs.
 fn flusher(shared: Arc<Shared>) {
     let mut outbox = shared.outbox.lock_unpoisoned();
     let mut period = FLUSH_AFTER;
