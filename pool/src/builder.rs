@@ -152,10 +152,10 @@ impl PoolBuilder {
     /// Only the task that was running when the worker died is charged an attempt, also
     /// inside a batch: a worker that dies between tasks (killed from outside, say) charges
     /// nobody. The batch's tasks that had not started go back to the queue without an attempt
-    /// counted and run once on another worker; so do those that had finished in the last
-    /// moment before the crash without their result sent yet (results leave a worker in
-    /// bunches of about 0.2 ms of work, and when a task runs over a millisecond): such a task
-    /// runs again, uncounted.
+    /// counted and run once on another worker. A task that finished is never run again, even
+    /// when the crash came before its result was sent: the worker logs each result in shared
+    /// memory before its next task starts, and the pool takes the unsent ones from there.
+    /// (Only where shared memory is unavailable do such results run again, uncounted.)
     pub fn retries(mut self, retries: u32) -> Self {
         self.cfg.retries = retries;
         self

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use crate::broadcast::BroadcastData;
 use crate::context::WorkerContext;
 use crate::process::progress::Progress;
+use crate::process::result_log::ResultLog;
 use crate::spin;
 use crate::sys::process::parent_death;
 use crate::sys::socket::{self, Stream};
@@ -78,8 +79,8 @@ fn socket_error(what: &str, e: &std::io::Error) -> Quit {
 }
 
 /// How long a task may run before the results finished ahead of it in its batch are sent
-/// anyway (by the flusher thread): what a timeout or crash of that task could otherwise
-/// take with it. The flusher looks this often at first, and less often (up to
+/// anyway (by the flusher thread), so that the caller has them while it runs (a timeout or
+/// crash of that task would not lose them either way: the result log keeps them). The flusher looks this often at first, and less often (up to
 /// [`FLUSH_AFTER_MAX`]) while the batch's tasks keep finishing quickly, so that a stream of
 /// tiny tasks is not slowed by its wake-ups.
 const FLUSH_AFTER: Duration = Duration::from_millis(1);
@@ -103,6 +104,9 @@ struct Outbox {
     batch: bool,
     /// A write failed: the parent is gone.
     broken: bool,
+    /// Every result finished since the last frame went out, kept where the parent finds it
+    /// should this process die before the next frame (none without shared memory).
+    log: Option<ResultLog>,
 }
 
 impl Outbox {
@@ -118,7 +122,30 @@ impl Outbox {
         self.first += self.count;
         self.count = 0;
         self.broken |= sent.is_err();
+        if sent.is_ok() {
+            // The frame is with the OS, which hands it to the parent even if this process
+            // dies now: the log need not keep its results.
+            if let Some(log) = &mut self.log {
+                log.clear();
+            }
+        }
         sent
+    }
+
+    /// Logs `item`, the result of input `k` of job `id`, before the progress word says it
+    /// finished; when the log is full, the pending results are sent first (which empties
+    /// it). False when the result does not fit even in an empty log: the caller then sends
+    /// it before the next input starts, which keeps it as safe.
+    fn log(&mut self, id: u64, k: usize, item: &[u8]) -> std::io::Result<bool> {
+        let Some(log) = &mut self.log else { return Ok(true) };
+        if log.append(id, k, item) {
+            return Ok(true);
+        }
+        if self.count == 0 {
+            return Ok(false);
+        }
+        self.send(None, false)?;
+        Ok(self.log.as_mut().is_some_and(|log| log.append(id, k, item)))
     }
 }
 
@@ -129,7 +156,7 @@ struct Shared {
 }
 
 /// The flusher thread: when a task of a batch runs longer than [`FLUSH_AFTER`], sends the
-/// results finished before it, so they are not lost should that task time out or crash.
+/// results finished before it, so that they are delivered while it runs.
 fn flusher(shared: Arc<Shared>) {
     let mut outbox = shared.outbox.lock_unpoisoned();
     let mut period = FLUSH_AFTER;
@@ -219,13 +246,14 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
     };
     // Without the shared word the parent charges a crash to the first unanswered task.
     let progress = progress.and_then(|h| Progress::attach(&h).ok()).unwrap_or_else(Progress::local);
+    let log = progress.results_log();
     let broadcast = BroadcastData { value: None, type_name: broadcast_type, bytes: broadcast.map(std::sync::Arc::new) };
     let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     wire::write_frame(&mut out, &FromWorker::Ready { device: device.id() }, &[])
         .map_err(|e| socket_error("saying ready", &e))?;
 
-    let outbox = Outbox { out, body: Vec::new(), job: 0, first: 0, count: 0, batch: false, broken: false };
+    let outbox = Outbox { out, body: Vec::new(), job: 0, first: 0, count: 0, batch: false, broken: false, log };
     let shared = Arc::new(Shared { outbox: Mutex::new(outbox), wake: Condvar::new(), progress });
     let for_flusher = shared.clone();
     std::thread::Builder::new()
@@ -265,7 +293,6 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
                     .with(false, |bytes| t.run_encoded(&mut ctx, bytes, out, spill_over))
                     .map_err(|why| Failure::Serialization(format!("the input: {why}")))?
             });
-            shared.progress.finish(id, k);
             if let Some(Failure::Failed { sticky: true, message }) = &failure {
                 retire = Some(format!("sticky device fault: {message}"));
             }
@@ -273,6 +300,9 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
             // left for the pool to send elsewhere.
             let stopped = matches!(failure, Some(Failure::Unsupported { .. })) && k + 1 < count;
             let mut o = shared.outbox.lock_unpoisoned();
+            // Logged before the word says finished: from then on a crash loses no result.
+            let logged = o.log(id, k, &item).map_err(|e| socket_error("sending results", &e))?;
+            shared.progress.finish(id, k);
             if o.body.is_empty() {
                 std::mem::swap(&mut o.body, &mut item);
             } else {
@@ -289,6 +319,11 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
                     return Ok(()); // the device context is poisoned: the pool starts a fresh worker
                 }
                 break;
+            }
+            if !logged {
+                // Too large for the log: it leaves before the next input can crash.
+                o.send(None, false).map_err(|e| socket_error("sending results", &e))?;
+                continue;
             }
             if unsent >= bunch {
                 // The clock is read once per bunch: per task it would cost more than a no-op task.

@@ -6,7 +6,9 @@
 //! * [`serve`] — the driver feeding a running worker and reading its results;
 //! * [`child`] — the worker process: [`worker_main`];
 //! * [`progress`] — the word in shared memory that tells the parent which task of a batch
-//!   runs, so a crash or timeout is charged to that task alone.
+//!   runs, so a crash or timeout is charged to that task alone;
+//! * [`result_log`] — the results a worker finished, in the same shared memory, so that a
+//!   crash or timeout never runs a finished task again.
 //!
 //! How a worker starts and dies with its parent is the OS-specific part, in [`crate::sys`].
 
@@ -22,6 +24,7 @@ use polycompute_core::sync::LockUnpoisoned;
 mod child;
 mod parent;
 mod progress;
+mod result_log;
 mod serve;
 
 pub use child::worker_main;

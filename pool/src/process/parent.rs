@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::progress::Progress;
+use super::result_log::ResultLog;
 use super::{serve, ProcessSlot};
 use crate::state::{PoolState, Slot};
 use crate::sys::process as os;
@@ -32,6 +33,9 @@ pub(super) struct Worker {
     /// Where the worker stands (see [`super::progress`]; a word of this process alone, which
     /// tells nothing, when shared memory failed).
     pub(super) progress: Progress,
+    /// The results it finished since its last frame (see [`super::result_log`]), read when
+    /// it dies; none without shared memory.
+    pub(super) log: Option<ResultLog>,
 }
 
 /// How serving a worker ended.
@@ -133,7 +137,8 @@ fn start(inner: &PoolState, slot: &Slot, mine: &ProcessSlot, gen: u64) -> Result
             #[cfg(windows)]
             mine.worker_pid.store(child.id(), Ordering::Release);
             *mine.interrupt.lock_unpoisoned() = Some(interrupt);
-            Ok(Worker { child, reader, writer, lifeline, gen, next_id: 0, frame: Vec::new(), progress })
+            let log = progress.results_log();
+            Ok(Worker { child, reader, writer, lifeline, gen, next_id: 0, frame: Vec::new(), progress, log })
         }
         Err(e) => {
             let _ = child.kill();

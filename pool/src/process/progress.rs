@@ -6,10 +6,17 @@
 //! The word is `job id (low 32 bits) << 32 | phase`: phase `2k + 1` while input `k` of the
 //! job runs, `2k + 2` once it finished (its result may not have been sent yet), 0 before
 //! any task ran.
+//!
+//! The word's segment also holds the worker's log of finished results, from byte 64 on
+//! (see [`super::result_log`]): one segment and one handle per worker.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::result_log::{self, ResultLog};
 use crate::shared::{SharedArray, SharedHandle};
+
+/// The word's part of the segment, in u32s: a cache line of its own.
+const WORD_PART: usize = 16;
 
 /// Where a worker stands, as read by the parent.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -35,6 +42,9 @@ pub(crate) struct Progress {
     local: Box<AtomicU64>,
     /// The word in the mapping (null without one).
     word: *const AtomicU64,
+    /// Where the result log starts in the mapping (null without one, or in a segment made
+    /// without room for it).
+    log: *mut u8,
 }
 
 // SAFETY: `word` points to an `AtomicU64` (in `local`, or in the mapping `array` keeps alive
@@ -46,7 +56,7 @@ unsafe impl Sync for Progress {}
 impl Progress {
     /// A word in a new shared-memory segment (the parent's side).
     pub(crate) fn create() -> polycompute_core::Result<Progress> {
-        Ok(Progress::over(SharedArray::<u32>::zeros(&[16])?))
+        Ok(Progress::over(SharedArray::<u32>::zeros(&[WORD_PART + result_log::BYTES / 4])?))
     }
 
     /// The word the parent made (the worker's side).
@@ -56,19 +66,31 @@ impl Progress {
 
     /// A word nobody else sees (the worker's threads only).
     pub(crate) fn local() -> Progress {
-        Progress { array: None, local: Box::new(AtomicU64::new(0)), word: std::ptr::null() }
+        Progress { array: None, local: Box::new(AtomicU64::new(0)), word: std::ptr::null(), log: std::ptr::null_mut() }
     }
 
     fn over(mut array: SharedArray<u32>) -> Progress {
-        // SAFETY: the parent zeroed and handed out this array only to be this word: no other
-        // reference to its elements exists in this process; the pointer is only used below
-        // through the atomic.
+        // SAFETY: the parent zeroed and handed out this array only to be this word and the
+        // result log: no other reference to its elements exists in this process; the pointer
+        // is only used below, through the atomic and the log.
         let ptr = unsafe { array.as_slice_mut() }.as_mut_ptr();
-        // SAFETY: the array's data starts 64-byte aligned (segment layout) and holds 16 u32s,
-        // so its first 8 bytes are a valid, aligned `AtomicU64`; the other process accesses
-        // them only through the same atomic type.
+        let has_log = array.len() >= WORD_PART + result_log::BYTES / 4;
+        // SAFETY: in bounds when `has_log` (checked); 64 bytes past a 64-byte aligned start.
+        let log = if has_log { unsafe { ptr.add(WORD_PART) }.cast::<u8>() } else { std::ptr::null_mut() };
+        // SAFETY: the array's data starts 64-byte aligned (segment layout) and holds at least
+        // 16 u32s, so its first 8 bytes are a valid, aligned `AtomicU64`; the other process
+        // accesses them only through the same atomic type.
         let word = unsafe { AtomicU64::from_ptr(ptr.cast::<u64>()) } as *const AtomicU64;
-        Progress { array: Some(array), local: Box::new(AtomicU64::new(0)), word }
+        Progress { array: Some(array), local: Box::new(AtomicU64::new(0)), word, log }
+    }
+
+    /// The worker's result log in this word's segment, where there is one. Each side (the
+    /// parent, the worker) takes it once.
+    pub(crate) fn results_log(&self) -> Option<ResultLog> {
+        let array = self.array.as_ref().filter(|_| !self.log.is_null())?;
+        // SAFETY: `log` is 64-byte aligned and `BYTES` bytes from it lie in the array (see
+        // `over`); nothing else in this process touches them (each side takes one log).
+        Some(unsafe { ResultLog::new(array.clone(), self.log) })
     }
 
     /// The handle the worker attaches with (none for a local word).

@@ -127,7 +127,7 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
                 Some(k) => {
                     let ran = watch.1.elapsed();
                     if deadline.passed(ran) {
-                        timed_out(inner, slot, inflight, deadline, k, ran);
+                        timed_out(inner, slot, w, inflight, deadline, k, ran);
                         return Outcome::Kill;
                     }
                     deadline.wait(ran)
@@ -176,16 +176,21 @@ pub(super) fn serve(inner: &Arc<PoolState>, slot: &Slot, mine: &ProcessSlot, w: 
 
 /// Input `k` of the head job ran `ran`, over the pool's deadline (see
 /// [`Deadline::time_out`]); the jobs behind it never started and go back to the queue. The
-/// worker is then killed.
+/// worker is killed first, so that the results it finished before `k` are all in its log
+/// or already read: none of them runs again.
 fn timed_out(
     inner: &Arc<PoolState>,
     slot: &Slot,
+    w: &mut Worker,
     mut inflight: VecDeque<InFlight>,
     deadline: Deadline,
     k: usize,
     ran: Duration,
 ) {
-    if let Some(head) = inflight.pop_front() {
+    let _ = w.child.kill();
+    let _ = w.child.wait();
+    if let Some(mut head) = inflight.pop_front() {
+        recover(inner, slot, w, &mut head);
         deadline.time_out(inner, slot, &head.job, k, ran);
     }
     requeue(inner, inflight);
@@ -238,6 +243,38 @@ fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight
     if head.id != id || first != head.received || first + count > head.job.ctl.len {
         return bad(format!("results {first}..{} of job {id}, not the ones expected", first + count));
     }
+    deliver(inner, slot, head, first, count, body)?;
+    let (job, ctl) = (&head.job, &head.job.ctl);
+    if let Some(why) = retire {
+        return Ok(Read::Retire(why));
+    }
+    if stopped {
+        // The device refused the task: the rest of the job never ran here.
+        inner.requeue_rest(job);
+        inflight.pop_front();
+        return Ok(Read::Partial);
+    }
+    if head.received < ctl.len {
+        return Ok(Read::Partial);
+    }
+    let took = head.started.elapsed().as_nanos() as u64;
+    let task = job.task.name();
+    let per_input = took / ctl.len.max(1) as u64;
+    inflight.pop_front();
+    Ok(Read::JobDone { task, per_input })
+}
+
+/// Delivers `body`, the results of inputs `first..first + count` of `head` (the next ones
+/// it expects), from a frame or from the dead worker's log.
+fn deliver(
+    inner: &Arc<PoolState>,
+    slot: &Slot,
+    head: &mut InFlight,
+    first: usize,
+    count: usize,
+    body: &[u8],
+) -> io::Result<()> {
+    let bad = |what: String| Err(io::Error::new(io::ErrorKind::InvalidData, what));
     let who = (slot.id, slot.device_id);
     let (job, ctl) = (&head.job, &head.job.ctl);
     let mut out = Vec::with_capacity(count);
@@ -275,34 +312,35 @@ fn results(inner: &Arc<PoolState>, slot: &Slot, inflight: &mut VecDeque<InFlight
         inner.resubmit(job, k..k + 1, job.attempt);
     }
     head.received += count;
-    if let Some(why) = retire {
-        return Ok(Read::Retire(why));
-    }
-    if stopped {
-        // The device refused the task: the rest of the job never ran here.
-        inner.requeue_rest(job);
-        inflight.pop_front();
-        return Ok(Read::Partial);
-    }
-    if head.received < ctl.len {
-        return Ok(Read::Partial);
-    }
-    let took = head.started.elapsed().as_nanos() as u64;
-    let task = job.task.name();
-    let per_input = took / ctl.len.max(1) as u64;
-    inflight.pop_front();
-    Ok(Read::JobDone { task, per_input })
+    Ok(())
 }
 
-/// The worker died with jobs in flight. Its progress word tells which input of the head job
-/// was running: that one is retried (a new attempt) or fails as `Crashed`; the others that
-/// had not answered (not started, or finished without their result sent) go back to the
-/// queue without an attempt counted, as do the jobs behind it. A worker that died between
-/// tasks charges nobody.
+/// The worker is dead (reaped): delivers the results of `head` it had finished whose
+/// frames never arrived, from its log. Those frames can no longer arrive, so each result is
+/// delivered once; what the log lacks (without shared memory, say) runs again, uncharged.
+fn recover(inner: &Arc<PoolState>, slot: &Slot, w: &Worker, head: &mut InFlight) {
+    let Some(log) = &w.log else { return };
+    let (body, count) = log.recover(head.id, head.received);
+    let count = count.min(head.job.ctl.len.saturating_sub(head.received));
+    if count == 0 {
+        return;
+    }
+    let first = head.received;
+    if let Err(e) = deliver(inner, slot, head, first, count, &body) {
+        tracing::warn!("polycompute pool: worker {}'s result log: {e}", slot.id);
+    }
+}
+
+/// The worker died with jobs in flight. The head job's results it finished without their
+/// frame sent are delivered from its log; its progress word tells which input was running:
+/// that one is retried (a new attempt) or fails as `Crashed`; the others that had not
+/// answered (not started) go back to the queue without an attempt counted, as do the jobs
+/// behind it. A worker that died between tasks charges nobody.
 fn crashed(inner: &Arc<PoolState>, slot: &Slot, w: &mut Worker, mut inflight: VecDeque<InFlight>) -> Outcome {
     let (code, signal) = w.reap(Duration::from_secs(1));
-    let Some(head) = inflight.pop_front() else { return Outcome::Exited };
+    let Some(mut head) = inflight.pop_front() else { return Outcome::Exited };
     requeue(inner, inflight);
+    recover(inner, slot, w, &mut head);
     // Without a shared progress word, the first unanswered input is the best guess.
     let running = |rest: std::ops::Range<usize>| {
         if w.progress.is_shared() {

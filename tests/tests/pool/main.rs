@@ -16,6 +16,8 @@ fn pool_tests_need_harness_false() {
 
 mod batch_cases;
 mod cases;
+#[cfg(unix)]
+mod crash_cases;
 mod journal_cases;
 mod large_cases;
 mod logged;
@@ -221,6 +223,12 @@ fn unix_cases() -> Vec<Case> {
         ("process::abort_and_exit", unix_cases::abort_and_exit),
         ("process::worker_killed_from_outside", unix_cases::worker_killed_from_outside),
         ("process::parent_sigkill_leaves_no_worker", unix_cases::parent_sigkill_leaves_no_worker),
+        ("process::crash::finished_tasks_never_run_again_chunk_1", crash_cases::finished_tasks_never_run_again_chunk_1),
+        ("process::crash::finished_tasks_never_run_again_chunk_4", crash_cases::finished_tasks_never_run_again_chunk_4),
+        (
+            "process::crash::finished_tasks_never_run_again_chunk_auto",
+            crash_cases::finished_tasks_never_run_again_chunk_auto,
+        ),
         ("thread::ctrl_c_exits_cleanly", thread),
         ("process::ctrl_c_exits_cleanly", process),
     ]
