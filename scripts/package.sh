@@ -62,7 +62,7 @@ published = 0
 for pkg in meta["packages"]:
     if pkg.get("publish") == []:
         continue
-    crate = os.path.join(reg, "crates", f"{pkg[\"name\"]}-{pkg[\"version\"]}.crate")
+    crate = os.path.join(reg, "crates", pkg["name"] + "-" + pkg["version"] + ".crate")
     with open(crate, "rb") as f:
         cksum = hashlib.sha256(f.read()).hexdigest()
     deps = []
