@@ -110,9 +110,12 @@ EOF
 cd "$reg/work"
 
 # 3. The CLI from the registry. --debug: the dev profile the workspace's builds (and the
-#    verification above) used, so the dependencies are not built again in release.
+#    verification above) used, so the dependencies are not built again in release. An install
+#    from a registry reads only $CARGO_HOME's config, so both configs are named (the
+#    workspace's for its profile settings, again so that the builds are shared).
 tools="$reg/tools"
-run cargo install --locked --debug --quiet --registry "$name" polycompute-cli --root "$tools"
+run cargo install --locked --debug --quiet --registry "$name" polycompute-cli --root "$tools" \
+    --config "$root/.cargo/config.toml" --config "$reg/work/.cargo/config.toml"
 
 # 4. The downstream example against the registry: its two polycompute lines become the
 #    registry's `polycompute = "0.1"`; its Cargo.lock keeps the dependencies' versions.
