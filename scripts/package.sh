@@ -5,8 +5,8 @@
 #   1. `cargo package --workspace`: every crate packaged and verified together (each .crate
 #      unpacked and built on its own, its dependencies on our other crates taken from the
 #      other .crate files, the rest from crates.io).
-#   2. A registry of those .crate files (target/local-registry/: a sparse index on the file
-#      system, `sparse+file://`, whose crates.io dependencies point at crates.io), named
+#   2. A registry of those .crate files (target/local-registry/: a git index on the file
+#      system, whose crates.io dependencies point at crates.io), named
 #      `polycompute-local` in a cargo config beside it.
 #   3. `cargo install --registry polycompute-local polycompute-cli`: the `polycompute`
 #      command, from the packages alone.
@@ -96,13 +96,18 @@ with open(os.path.join(reg, "index", "config.json"), "w") as f:
     json.dump({"dl": f"file://{reg}/crates/{{crate}}-{{version}}.crate"}, f)
 print(f"  {published} crates in the index")
 ' "$reg"
+# A git index: cargo reads a file:// index only through git (its sparse protocol wants an HTTP
+# status, which a file:// URL has not); the .crate files themselves download from file://.
+git -C "$reg/index" init --quiet
+git -C "$reg/index" add .
+git -C "$reg/index" -c user.name=package.sh -c user.email=package.sh@localhost commit --quiet -m index
 
 # The config that names the registry, read by every cargo command run under $reg/work (the
 # workspace's own .cargo/config.toml, further up, still applies: same profiles, so the
 # dependencies' builds are shared). The patch makes `polycompute = "0.1"` resolve here.
 cat >"$reg/work/.cargo/config.toml" <<EOF
 [registries.$name]
-index = "sparse+file://$reg/index/"
+index = "file://$reg/index"
 
 [patch.crates-io]
 polycompute = { version = "0.1", registry = "$name" }
