@@ -117,9 +117,12 @@ cd "$reg/work"
 # 3. The CLI from the registry. --debug: the dev profile the workspace's builds (and the
 #    verification above) used, so the dependencies are not built again in release. An install
 #    from a registry reads only $CARGO_HOME's config, so both configs are named (the
-#    workspace's for its profile settings, again so that the builds are shared).
+#    workspace's for its profile settings, again so that the builds are shared). Not --locked:
+#    the Cargo.lock inside the .crate names crates.io as our crates' source, which it will be
+#    once they are published, and cannot be here; so the dependencies resolve afresh, as for a
+#    user's plain `cargo install polycompute-cli`.
 tools="$reg/tools"
-run cargo install --locked --debug --quiet --registry "$name" polycompute-cli --root "$tools" \
+run cargo install --debug --quiet --registry "$name" polycompute-cli --root "$tools" \
     --config "$root/.cargo/config.toml" --config "$reg/work/.cargo/config.toml"
 
 # 4. The downstream example against the registry: its two polycompute lines become the
