@@ -51,6 +51,7 @@ cargo metadata --format-version 1 --no-deps --locked | python3 -c '
 import hashlib, json, os, sys
 meta, reg = json.load(sys.stdin), sys.argv[1]
 crates_io = "https://github.com/rust-lang/crates.io-index"
+own = "file://" + os.path.join(reg, "index")
 def index_path(name):
     n = name.lower()
     if len(n) <= 2:
@@ -80,9 +81,9 @@ for pkg in meta["packages"]:
             "default_features": d["uses_default_features"],
             "target": d["target"],
             "kind": d["kind"] or "normal",
-            # Our own crates (path dependencies with a version) are in this registry; the
-            # others on crates.io.
-            "registry": None if d.get("path") else (d.get("registry") or crates_io),
+            # Our own crates (path dependencies with a version) are in this registry, named
+            # by its URL (cargo reads a missing one as crates.io); the others on crates.io.
+            "registry": own if d.get("path") else (d.get("registry") or crates_io),
         })
     line = {"name": pkg["name"], "vers": pkg["version"], "deps": deps, "cksum": cksum,
             "features": pkg["features"], "yanked": False, "links": pkg.get("links"),
