@@ -59,7 +59,7 @@ def index_path(name):
     if len(n) == 3:
         return f"3/{n[0]}/{n}"
     return f"{n[:2]}/{n[2:4]}/{n}"
-published = 0
+published = []
 for pkg in meta["packages"]:
     if pkg.get("publish") == []:
         continue
@@ -92,10 +92,12 @@ for pkg in meta["packages"]:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write(json.dumps(line) + "\n")
-    published += 1
+    published.append(pkg["name"])
 with open(os.path.join(reg, "index", "config.json"), "w") as f:
     json.dump({"dl": f"file://{reg}/crates/{{crate}}-{{version}}.crate"}, f)
-print(f"  {published} crates in the index")
+with open(os.path.join(reg, "published"), "w") as f:
+    f.write("\n".join(published) + "\n")
+print(f"  {len(published)} crates in the index")
 ' "$reg"
 # A git index: cargo reads a file:// index only through git (its sparse protocol wants an HTTP
 # status, which a file:// URL has not); the .crate files themselves download from file://.
@@ -105,14 +107,15 @@ git -C "$reg/index" -c user.name=package.sh -c user.email=package.sh@localhost c
 
 # The config that names the registry, read by every cargo command run under $reg/work (the
 # workspace's own .cargo/config.toml, further up, still applies: same profiles, so the
-# dependencies' builds are shared). The patch makes `polycompute = "0.1"` resolve here.
-cat >"$reg/work/.cargo/config.toml" <<EOF
-[registries.$name]
-index = "file://$reg/index"
-
-[patch.crates-io]
-polycompute = { version = "0.1", registry = "$name" }
-EOF
+# dependencies' builds are shared). A packaged manifest names its dependencies on our other
+# crates as crates.io's, as they will be; the patch takes each of them, and the downstream
+# project's `polycompute = "0.1"`, from here instead.
+{
+    printf '[registries.%s]\nindex = "file://%s/index"\n\n[patch.crates-io]\n' "$name" "$reg"
+    while read -r crate; do
+        printf '%s = { version = "0.1", registry = "%s" }\n' "$crate" "$name"
+    done <"$reg/published"
+} >"$reg/work/.cargo/config.toml"
 cd "$reg/work"
 
 # 3. The CLI from the registry. --debug: the dev profile the workspace's builds (and the
