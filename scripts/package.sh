@@ -109,7 +109,8 @@ git -C "$reg/index" -c user.name=package.sh -c user.email=package.sh@localhost c
 # workspace's own .cargo/config.toml, further up, still applies: same profiles, so the
 # dependencies' builds are shared). A packaged manifest names its dependencies on our other
 # crates as crates.io's, as they will be; the patch takes each of them, and the downstream
-# project's `polycompute = "0.1"`, from here instead.
+# project's `polycompute = "0.1"`, from here instead (the downstream build warns that it
+# uses neither of the CLI's own two).
 {
     printf '[registries.%s]\nindex = "file://%s/index"\n\n[patch.crates-io]\n' "$name" "$reg"
     while read -r crate; do
@@ -153,7 +154,9 @@ echo "+ ${clean[*]} bash -c 'eval \"\$(polycompute cuda-stub)\" && cargo build -
     cargo build --features cuda
 '
 # The build used the registry's crates, not this checkout's.
-echo "+ cargo tree --features cuda -i polycompute"
-cargo tree --features cuda -i polycompute --depth 0 | tee /dev/stderr | grep -q "registry \`$name\`\|$name" ||
+echo "+ cargo tree --features cuda -e normal -i polycompute --depth 0"
+from="$(cargo tree --features cuda -e normal -i polycompute --depth 0)"
+echo "$from"
+[[ "$from" == *"(registry \`$name\`)"* ]] ||
     { echo "scripts/package.sh: polycompute did not come from the local registry" >&2; exit 1; }
 echo "scripts/package.sh: every crate packaged, the CLI installed from the local registry, the downstream example built from it with --features cuda"
