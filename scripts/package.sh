@@ -82,7 +82,8 @@ for pkg in meta["packages"]:
             "target": d["target"],
             "kind": d["kind"] or "normal",
             # Our own crates (path dependencies with a version) are in this registry, named
-            # by its URL (cargo reads a missing one as crates.io); the others on crates.io.
+            # by its URL; the others on crates.io. (The builds read the dependencies of the
+            # packaged manifests, which name crates.io for ours: hence the patch below.)
             "registry": own if d.get("path") else (d.get("registry") or crates_io),
         })
     line = {"name": pkg["name"], "vers": pkg["version"], "deps": deps, "cksum": cksum,
