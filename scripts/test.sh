@@ -4,10 +4,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each `run` is a step: its time is recorded, and the table of step times is printed at the end,
+# also when a step fails (with the target folder's size, the other number CI must keep within
+# bounds: 25 minutes and 15 GB from a clean clone).
+step_names=()
+step_secs=()
 run() {
     echo "+ $*"
-    "$@"
+    local t0=$SECONDS rc=0
+    "$@" || rc=$?
+    step_names+=("$*")
+    step_secs+=($((SECONDS - t0)))
+    return "$rc"
 }
+summary() {
+    local i steps=0
+    echo "+ du -sh target"
+    du -sh "${CARGO_TARGET_DIR:-target}" || true
+    echo "step times:"
+    for i in "${!step_names[@]}"; do
+        printf '  %3dm%02ds  %s\n' $((step_secs[i] / 60)) $((step_secs[i] % 60)) "${step_names[i]:0:110}"
+        steps=$((steps + step_secs[i]))
+    done
+    printf '  %3dm%02ds  %s\n' $(((SECONDS - steps) / 60)) $(((SECONDS - steps) % 60)) "the rest (setup, README diffs)"
+    printf '  %3dm%02ds  %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "total"
+}
+trap summary EXIT
 
 # The build needs disk (about 10 GB for target/ from a clean clone): say what there is, so that
 # a linker killed by a full disk (SIGBUS) is recognised as that.
@@ -87,8 +109,10 @@ run scripts/wine.sh # the CPU build for Windows under Wine: unit, API, conforman
 run scripts/gpu-dry-run.sh # the GPU bundle's run script without a GPU: results back, steps bounded (~25 s)
 # A user's project (examples/downstream/) as docs/testing.md's CI template runs it: cpu, wgpu, cuda stub.
 run scripts/downstream.sh
+run scripts/package.sh # every crate packaged, a local registry of them, the CLI installed and the downstream example built from it
+run scripts/first-snapshot.sh # docs/testing.md's first snapshot run: created, committed, then enforced
 run scripts/fuzz-replay.sh
 
-echo "+ du -sh target"
-du -sh "${CARGO_TARGET_DIR:-target}" || true
+trap - EXIT
+summary
 echo "scripts/test.sh: all steps passed"

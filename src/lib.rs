@@ -1,3 +1,5 @@
+// On docs.rs (nightly, `--cfg docsrs`) each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! polycompute: portable numeric compute. Write the work once; run it on NVIDIA GPUs
 //! through CUDA, on any GPU through wgpu, or on the CPU with rayon.
 //!

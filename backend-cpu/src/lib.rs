@@ -1,3 +1,5 @@
+// On docs.rs (nightly, `--cfg docsrs`) each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! polycompute-cpu: the CPU backend. Every op of `polycompute_core::Op` on every dtype,
 //! with rayon for parallelism and the `gemm` crate for matrix products. Elementwise
 //! programs run block-wise over chunks (numexpr's idea) and are prepared once per

@@ -1,3 +1,5 @@
+// On docs.rs (nightly, `--cfg docsrs`) each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! polycompute-cuda: the CUDA backend. The driver is used through `cust` (one primary
 //! context per device, made current on whichever thread calls, and one stream per device);
 //! every op runs as CUDA C++ generated from polycompute's IR (`codegen`) and compiled at

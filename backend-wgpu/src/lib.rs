@@ -1,3 +1,5 @@
+// On docs.rs (nightly, `--cfg docsrs`) each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! polycompute-wgpu: the wgpu backend. Every adapter wgpu finds (Vulkan, Metal, DX12, GL)
 //! is a device `wgpu:{ordinal}`; ops run as WGSL kernels generated from the IR, with the
 //! shared semantics of `polycompute_core::expr` written out explicitly (see

@@ -1,3 +1,5 @@
+// On docs.rs (nightly, `--cfg docsrs`) each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! polycompute-core: dtypes, shapes, errors, the `Expr` IR, the op set, the `Backend`
 //! traits, `Device`/`DeviceArray` and the backend registry. Backends depend on this crate
 //! alone; the worker pool (`polycompute-pool`) builds on it; users depend on the

@@ -1,3 +1,5 @@
+// On docs.rs (nightly, `--cfg docsrs`) each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! polycompute-pool, the worker pool: one worker per device (or several), thread, process
 //! or MPI-rank workers, one queue, exactly one result per task. It builds on
 //! `polycompute-core` (devices, arrays, errors); no backend depends on it.

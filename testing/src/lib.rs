@@ -1,3 +1,5 @@
+// On docs.rs (nightly, `--cfg docsrs`) each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! polycompute-testing: a test kit for checking results across backends (the facade's
 //! `polycompute::testing`, with its feature `testing`): the same special values, the same
 //! deterministic inputs, one ULP comparison and one way to run a check on every device, for

@@ -1,3 +1,5 @@
+// On docs.rs (nightly, `--cfg docsrs`) each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! polycompute-conformance: the cross-backend conformance corpus, shared by its test
 //! `tests/tests/conformance.rs` and `polycompute check`: one list of cases
 //! ([`corpus`](mod@corpus)), an independent f64 reference ([`reference`](mod@reference)), the
