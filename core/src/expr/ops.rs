@@ -30,7 +30,7 @@ macro_rules! binary_operator {
         impl<R: Into<Expr>> ops::$trait<R> for Expr {
             type Output = Expr;
             fn $method(self, rhs: R) -> Expr {
-                self.binary(BinaryOp::$op, rhs)
+                self.into_binary(BinaryOp::$op, rhs)
             }
         }
         impl<R: Into<Expr>> ops::$trait<R> for &Expr {
@@ -46,13 +46,13 @@ macro_rules! binary_operator {
             impl ops::$trait<Expr> for $t {
                 type Output = Expr;
                 fn $method(self, rhs: Expr) -> Expr {
-                    Expr::from(self).binary(BinaryOp::$op, rhs)
+                    Expr::from(self).into_binary(BinaryOp::$op, rhs)
                 }
             }
             impl ops::$trait<&Expr> for $t {
                 type Output = Expr;
                 fn $method(self, rhs: &Expr) -> Expr {
-                    Expr::from(self).binary(BinaryOp::$op, rhs)
+                    Expr::from(self).into_binary(BinaryOp::$op, rhs)
                 }
             }
         )*
@@ -71,7 +71,7 @@ binary_operator!(BitXor, bitxor, Xor);
 impl ops::Neg for Expr {
     type Output = Expr;
     fn neg(self) -> Expr {
-        self.unary(UnaryOp::Neg)
+        Expr::new(super::Node::Unary(UnaryOp::Neg, self))
     }
 }
 
