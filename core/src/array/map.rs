@@ -104,7 +104,7 @@ impl<T: Element> sealed::Sealed for &Vec<&DeviceArray<T>> {}
 impl<T: Element> MapInputs for &Vec<&DeviceArray<T>> {
     type Exprs = Vec<Expr>;
     fn exprs(&self) -> Vec<Expr> {
-        crate::expr::cache::args(self.len()).into_vec()
+        self.as_slice().exprs()
     }
     #[allow(private_interfaces)]
     fn inputs(&self) -> Inputs<'_> {

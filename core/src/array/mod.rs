@@ -49,8 +49,8 @@ impl<T: Element> Clone for DeviceArray<T> {
 }
 
 impl<T: Element> DeviceArray<T> {
-    /// Wraps a device buffer, checking that its dtype and length match `T` and `shape`.
-    pub fn from_parts(device: Device, buffer: BufferRef, shape: Shape) -> Result<Self> {
+    /// The buffer holds `T`s.
+    fn check_dtype(buffer: &BufferRef) -> Result<()> {
         if buffer.dtype() != T::DTYPE {
             return Err(Error::DTypeMismatch {
                 context: "DeviceArray buffer".into(),
@@ -58,6 +58,12 @@ impl<T: Element> DeviceArray<T> {
                 found: buffer.dtype(),
             });
         }
+        Ok(())
+    }
+
+    /// Wraps a device buffer, checking that its dtype and length match `T` and `shape`.
+    pub fn from_parts(device: Device, buffer: BufferRef, shape: Shape) -> Result<Self> {
+        Self::check_dtype(&buffer)?;
         if buffer.len() != shape.numel() {
             return Err(Error::LengthMismatch {
                 len: buffer.len(),
@@ -70,13 +76,7 @@ impl<T: Element> DeviceArray<T> {
 
     /// A view of `buffer` through `layout` (checked to stay inside the buffer).
     pub fn from_view(device: Device, buffer: BufferRef, layout: Layout) -> Result<Self> {
-        if buffer.dtype() != T::DTYPE {
-            return Err(Error::DTypeMismatch {
-                context: "DeviceArray buffer".into(),
-                expected: T::DTYPE,
-                found: buffer.dtype(),
-            });
-        }
+        Self::check_dtype(&buffer)?;
         layout.check_within(buffer.len())?;
         Ok(DeviceArray { device, buffer, layout, _elem: PhantomData })
     }
