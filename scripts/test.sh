@@ -9,25 +9,38 @@ cd "$(dirname "$0")/.."
 # bounds: 25 minutes and 15 GB from a clean clone).
 step_names=()
 step_secs=()
+step_sizes=()
+target_size() {
+    du -sh "${CARGO_TARGET_DIR:-target}" 2>/dev/null | cut -f1
+}
 run() {
     echo "+ $*"
     local t0=$SECONDS rc=0
     "$@" || rc=$?
     step_names+=("$*")
     step_secs+=($((SECONDS - t0)))
+    step_sizes+=("$(target_size)")
     return "$rc"
+}
+# CI (.ci/run sets POLYCOMPUTE_CI_PRUNE=1) removes what a step built that no later step reads,
+# so that the target folder's peak stays within bounds; a developer's run keeps it all for the
+# next incremental run.
+prune() {
+    [[ "${POLYCOMPUTE_CI_PRUNE:-}" == 1 ]] || return 0
+    echo "+ rm -rf $* (no later step reads it)"
+    rm -rf "$@"
 }
 summary() {
     local i steps=0
     echo "+ du -sh target"
     du -sh "${CARGO_TARGET_DIR:-target}" || true
-    echo "step times:"
+    echo "step times (and target/'s size after each):"
     for i in "${!step_names[@]}"; do
-        printf '  %3dm%02ds  %s\n' $((step_secs[i] / 60)) $((step_secs[i] % 60)) "${step_names[i]:0:110}"
+        printf '  %3dm%02ds  %5s  %s\n' $((step_secs[i] / 60)) $((step_secs[i] % 60)) "${step_sizes[i]}" "${step_names[i]:0:100}"
         steps=$((steps + step_secs[i]))
     done
-    printf '  %3dm%02ds  %s\n' $(((SECONDS - steps) / 60)) $(((SECONDS - steps) % 60)) "the rest (setup, README diffs)"
-    printf '  %3dm%02ds  %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "total"
+    printf '  %3dm%02ds  %5s  %s\n' $(((SECONDS - steps) / 60)) $(((SECONDS - steps) % 60)) "" "the rest (setup, README diffs)"
+    printf '  %3dm%02ds  %5s  %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "" "total"
 }
 trap summary EXIT
 
@@ -106,10 +119,12 @@ diff <(awk '/^## Arrays/ {sec = 1} sec && /^```rust$/ {on = 1; next} /^```$/ && 
 run cargo run --quiet --example arrays
 
 run scripts/wine.sh # the CPU build for Windows under Wine: unit, API, conformance, pool tests (~5-6 min)
+prune "${CARGO_TARGET_DIR:-target}/x86_64-pc-windows-gnu" "${CARGO_TARGET_DIR:-target}/wine-prefix"
 run scripts/gpu-dry-run.sh # the GPU bundle's run script without a GPU: results back, steps bounded (~25 s)
 # A user's project (examples/downstream/) as docs/testing.md's CI template runs it: cpu, wgpu, cuda stub.
 run scripts/downstream.sh
 run scripts/package.sh # every crate packaged, a local registry of them, the CLI installed and the downstream example built from it
+prune "${CARGO_TARGET_DIR:-target}/package" "${CARGO_TARGET_DIR:-target}/local-registry"
 run scripts/first-snapshot.sh # docs/testing.md's first snapshot run: created, committed, then enforced
 run scripts/fuzz-replay.sh
 
