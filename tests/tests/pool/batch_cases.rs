@@ -9,7 +9,7 @@ use polycompute::pool::{TaskErrorKind, TaskRng};
 use polycompute::TaskError;
 use polycompute::WorkerMode::{self, Process, Thread};
 
-use crate::support::builder;
+use crate::support::{build_chunked, builder};
 use crate::tasks::{Act, Logged, Ran};
 
 /// A fresh log file for one case.
@@ -185,12 +185,7 @@ pub fn random_failures_are_each_their_own(mode: WorkerMode, chunk: Option<usize>
         })
         .collect();
     let b = builder(mode).workers_per_device(2).retries(0).task_timeout(limit);
-    let pool = match chunk {
-        Some(c) => b.chunk_size(c),
-        None => b,
-    }
-    .build()
-    .unwrap();
+    let pool = build_chunked(b, chunk);
     let first = pool.submit::<Logged>((log.path(), Act::Ok)).wait().unwrap().index + 1;
     let mut seen = vec![0u32; acts.len()];
     for (pos, r) in pool.map_unordered::<Logged>(acts.iter().map(|a| (log.path(), *a))) {

@@ -8,7 +8,7 @@ use polycompute::pool::{TaskErrorKind, TaskRng};
 use polycompute::WorkerMode::Process;
 
 use crate::batch_cases::Log;
-use crate::support::builder;
+use crate::support::{build_chunked, builder};
 use crate::tasks::{Act, Logged};
 
 /// Fast tasks of which about 3% abort or segfault, on 2 process workers with a 1 s timeout
@@ -27,12 +27,7 @@ pub fn finished_tasks_never_run_again(chunk: Option<usize>) {
     let crashing = |a: &Act| matches!(a, Act::Abort | Act::Segfault);
     assert!(acts.iter().filter(|a| crashing(a)).count() >= 80, "the mix crashes");
     let b = builder(Process).workers_per_device(2).retries(1).task_timeout(Duration::from_secs(1));
-    let pool = match chunk {
-        Some(c) => b.chunk_size(c),
-        None => b,
-    }
-    .build()
-    .unwrap();
+    let pool = build_chunked(b, chunk);
     let first = pool.submit::<Logged>((log.path(), Act::Ok)).wait().unwrap().index + 1;
     let mut seen = vec![0u32; acts.len()];
     for (pos, r) in pool.map_unordered::<Logged>(acts.iter().map(|a| (log.path(), *a))) {

@@ -13,6 +13,16 @@ pub fn builder(mode: WorkerMode) -> PoolBuilder {
     Pool::builder(&pool_tasks()).cpu().mode(mode)
 }
 
+/// `b` with `chunk_size(c)` for `Some(c)`, or the pool's automatic chunking for `None`, built.
+pub fn build_chunked(b: PoolBuilder, chunk: Option<usize>) -> Pool {
+    match chunk {
+        Some(c) => b.chunk_size(c),
+        None => b,
+    }
+    .build()
+    .unwrap()
+}
+
 #[cfg(unix)]
 /// Whether process `pid` still runs (a zombie counts as gone: it runs nothing).
 pub fn running(pid: u32) -> bool {
