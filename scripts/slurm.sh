@@ -16,7 +16,7 @@
 # memory (pml ob1, btl self,vader) and its TCP pinned to loopback. The daemons are stopped on
 # exit, also on failure; nothing is left running (asserted). Idempotent (an interrupted run's
 # daemons, found by their pid files, are stopped first). Needs root. Reuses the MPI test that
-# scripts/mpi.sh builds (MPI_TEST_EXE, else the same cargo command: a no-op after mpi.sh).
+# scripts/mpi.sh builds (MPI_TEST_EXE, else scripts/mpi-test-exe.sh: a no-op build after mpi.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +33,8 @@ run() {
 packages=(slurm-wlm munge openmpi-bin libopenmpi-dev libclang1-14 libclang-common-14-dev)
 missing=()
 for p in "${packages[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    # (`dpkg -s` also succeeds for a removed package whose config files are left.)
+    [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == "install ok installed" ]] || missing+=("$p")
 done
 if ((${#missing[@]})); then
     run apt-get update -qq
@@ -54,16 +55,7 @@ export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_pm
 [[ "$OMPI_MCA_btl_tcp_if_include" == lo && "$OMPI_MCA_oob_tcp_if_include" == lo ]] ||
     die "MPI traffic must be pinned to loopback"
 
-exe="${MPI_TEST_EXE:-}"
-if [[ -z "$exe" ]]; then
-    echo "+ cargo test -p polycompute-conformance --features mpi --test mpi --no-run"
-    exe="$(cargo test -p polycompute-conformance --features mpi --test mpi --no-run --message-format=json |
-        python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "mpi" and m.get("executable"):
-        print(m["executable"])')"
-fi
+exe="${MPI_TEST_EXE:-$(scripts/mpi-test-exe.sh)}"
 [[ -x "$exe" ]] || die "no MPI test executable ('$exe')"
 exe="$(realpath "$exe")"
 
