@@ -74,6 +74,7 @@ POLYCOMPUTE_NVRTC_LIB="$(scripts/nvrtc-wheel.sh)"
 export POLYCOMPUTE_NVRTC_LIB POLYCOMPUTE_REQUIRE_NVRTC=1
 
 run scripts/mpi.sh # MPI + libclang (before --all-features builds), the pool on 4 and 2 MPI ranks (~1 min)
+run scripts/slurm.sh # the MPI test under a one-node Slurm on loopback: srun --mpi=pmix, sbatch --wait, a killed rank (~1 min)
 run cargo fmt --all -- --check
 run cargo clippy --workspace --all-targets --all-features -- -D warnings
 # The API docs build without a warning (broken intra-doc links included).
