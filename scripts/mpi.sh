@@ -38,13 +38,7 @@ export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
     exit 1
 }
 
-echo "+ cargo test -p polycompute-conformance --features mpi --test mpi --no-run"
-exe="$(cargo test -p polycompute-conformance --features mpi --test mpi --no-run --message-format=json |
-    python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "mpi" and m.get("executable"):
-        print(m["executable"])')"
+exe="$(scripts/mpi-test-exe.sh)"
 [[ -x "$exe" ]] || { echo "scripts/mpi.sh: the MPI test did not build" >&2; exit 1; }
 
 # Without a launcher: the local plan, as without the feature.
