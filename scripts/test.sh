@@ -10,8 +10,10 @@ cd "$(dirname "$0")/.."
 step_names=()
 step_secs=()
 step_sizes=()
+# Nothing before the first build makes target/: then the size is empty, and not a failure
+# (under set -e and pipefail, a failing du would end the run).
 target_size() {
-    du -sh "${CARGO_TARGET_DIR:-target}" 2>/dev/null | cut -f1
+    du -sh "${CARGO_TARGET_DIR:-target}" 2>/dev/null | cut -f1 || true
 }
 run() {
     echo "+ $*"
