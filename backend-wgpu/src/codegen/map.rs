@@ -191,7 +191,7 @@ fn f32_or_own_expr(p: &Program, access: &[Access], i: usize, device: DeviceId) -
                 UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round if d.is_int() => a,
                 UnaryOp::Floor => format!("floor({a})"),
                 UnaryOp::Ceil => format!("ceil({a})"),
-                UnaryOp::Round => format!("round({a})"),
+                UnaryOp::Round => format!("round_{t}({a})"),
                 UnaryOp::Exp
                 | UnaryOp::Expm1
                 | UnaryOp::Ln

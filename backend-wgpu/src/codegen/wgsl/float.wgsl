@@ -26,6 +26,17 @@ fn lt_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, 
 fn le_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, b) && a <= b); }
 fn gt_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, b) && a > b); }
 fn ge_{T}(a: {T}, b: {T}) -> {T} { return select({T}(0), {T}(1), ordered_{T}(a, b) && a >= b); }
+// Round half to even, written out instead of WGSL's round() (SPIR-V RoundEven): lavapipe
+// (Mesa 22.3 on an AMD EPYC host) gets f64 ties and the sign of a zero result wrong there.
+// x - floor(x) is exact, and so is the parity test; a zero result keeps x's sign
+// (round(-0.4) is -0.0, as numpy's); NaN and the infinities come through unchanged.
+fn round_{T}(x: {T}) -> {T} {
+    let f = floor(x);
+    let d = x - f;
+    let odd = (f - {T}(2) * floor(f * {T}(0.5))) != {T}(0);
+    let r = select(f, f + {T}(1), d > {T}(0.5) || (d == {T}(0.5) && odd));
+    return select(r, copysign_{T}(r, x), r == {T}(0));
+}
 fn sqrt_{T}(x: {T}) -> {T} {
     if (isnan_{T}(x) || x == {T}(0)) { return x; }
     if (x < {T}(0)) { return nan_{T}(); }
