@@ -9,6 +9,8 @@ unsets the OpenBLAS variables this machine sets.
 Rows and numpy's equivalents (f32 throughout):
   map_axpy_f32     a*x + y on 2^24 elements               GB/s (2 reads + 1 write)
   sum_f32          x.sum() on 2^24 elements               GB/s read
+  sum_rows_f32     x.sum(axis=1) on [200000, 8]           GB/s read
+  argmin_rows_f32  x.argmin(axis=1) on [200000, 8]        GB/s read
   matmul_f32_1024  a @ b, 1024³                           GFLOP/s
   matmul_f32_2048  a @ b, 2048³                           GFLOP/s
   uniform_f32      Generator.random(2^24, float32)        GB/s written
@@ -34,11 +36,14 @@ STREAM = 1 << 24
 SMALL = 1024
 SMALL_CALLS = 1000
 F32 = 4
+SHORT_ROWS = (200_000, 8)
 
 # Row -> (numpy figure's unit, goal for polycompute / numpy).
 ROWS = {
     "map_axpy_f32": ("GB/s", 1.1),
     "sum_f32": ("GB/s", 1.2),
+    "sum_rows_f32": ("GB/s", 1.0),
+    "argmin_rows_f32": ("GB/s", 1.0),
     "matmul_f32_1024": ("GFLOP/s", 1.0),
     "matmul_f32_2048": ("GFLOP/s", 1.0),
     "uniform_f32": ("GB/s", 1.5),
@@ -84,6 +89,7 @@ class NumpyRows:
         self.x = rng.random(STREAM, dtype=np.float32)
         self.y = rng.random(STREAM, dtype=np.float32)
         self.xs = self.x[:SMALL].copy()
+        self.rows = rng.random(SHORT_ROWS, dtype=np.float32)
         self.ys = self.y[:SMALL].copy()
         self.mats = {n: (rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)) for n in (1024, 2048)}
         self.gen = np.random.default_rng(5)
@@ -94,6 +100,10 @@ class NumpyRows:
             return 3 * F32 * STREAM / median_secs(lambda: A * self.x + self.y, reps) / 1e9
         if name == "sum_f32":
             return F32 * STREAM / median_secs(lambda: self.x.sum(), reps) / 1e9
+        if name == "sum_rows_f32":
+            return F32 * self.rows.size / median_secs(lambda: self.rows.sum(axis=1), reps) / 1e9
+        if name == "argmin_rows_f32":
+            return F32 * self.rows.size / median_secs(lambda: self.rows.argmin(axis=1), reps) / 1e9
         if name.startswith("matmul_f32_"):
             n = int(name.rsplit("_", 1)[1])
             a, b = self.mats[n]

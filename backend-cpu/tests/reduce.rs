@@ -245,3 +245,37 @@ fn float_sums_stay_within_the_pairwise_error_bound() {
         assert!((g as f64 - e).abs() <= bound, "column {j}: error {} > {bound}", (g as f64 - e).abs());
     }
 }
+
+#[test]
+fn arg_reductions_along_many_short_rows() {
+    // Rows of 1..=33 elements (the short-row path takes up to 32), in counts below, at and
+    // past the transposed block and the parallel cut-over, with NaN, ties and both zeros
+    // (which tie: the first wins).
+    let d = dev();
+    let mut cases: Vec<(usize, usize)> = (1..=33).flat_map(|len| [(3, len), (129, len), (4099, len)]).collect();
+    cases.push((200_000, 8));
+    cases.push((70_001, 17));
+    for (rows, len) in cases {
+        let raw: Vec<f64> = data(rows * len, len as u64, true)
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| if v == 0.0 && i % 2 == 1 { -0.0 } else { v })
+            .collect();
+        for kind in [ReduceKind::ArgMin, ReduceKind::ArgMax] {
+            let want = naive(kind, &raw, &[rows, len], Some(1), None);
+            let f32s: Vec<f32> = raw.iter().map(|&v| v as f32).collect();
+            let got_f32 = run_kind(&d.from_slice(&f32s, &[rows, len]).unwrap(), kind, Some(1));
+            assert_eq!(got_f32, want, "{} f32 [{rows}, {len}]", kind.name());
+            let got_f64 = run_kind(&d.from_slice(&raw, &[rows, len]).unwrap(), kind, Some(1));
+            assert_eq!(got_f64, want, "{} f64 [{rows}, {len}]", kind.name());
+            let ints: Vec<f64> = raw.iter().map(|&v| if v.is_nan() { 7.0 } else { v }).collect();
+            let want_int = naive(kind, &ints, &[rows, len], Some(1), Some(true));
+            let i32s: Vec<i32> = ints.iter().map(|&v| v as i32).collect();
+            let got_i32 = run_kind(&d.from_slice(&i32s, &[rows, len]).unwrap(), kind, Some(1));
+            assert_eq!(got_i32, want_int, "{} i32 [{rows}, {len}]", kind.name());
+            let u32s: Vec<u32> = ints.iter().map(|&v| (v + 20.0) as u32).collect();
+            let got_u32 = run_kind(&d.from_slice(&u32s, &[rows, len]).unwrap(), kind, Some(1));
+            assert_eq!(got_u32, want_int, "{} u32 [{rows}, {len}]", kind.name());
+        }
+    }
+}

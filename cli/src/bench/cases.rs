@@ -8,9 +8,12 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 18] = [
+pub const NAMES: [&str; 20] = [
     "map_axpy_f32",
     "sum_f32",
+    // Reductions along many short rows (see `rows.rs`).
+    "sum_rows_f32",
+    "argmin_rows_f32",
     "matmul_f32_1024",
     "matmul_f32_2048",
     "uniform_f32",
@@ -47,6 +50,8 @@ pub struct Config {
     pub small_len: usize,
     /// Calls per timed batch of the small map.
     pub small_calls: usize,
+    /// Rows of the short-row reductions (`[rows, 8]`).
+    pub short_rows: usize,
     /// Repetitions of the streaming benchmarks and the small map's batches.
     pub stream_reps: Reps,
     /// Repetitions of each matmul (and of its baseline, interleaved).
@@ -62,6 +67,7 @@ impl Config {
             half_matmul_size: 4096,
             small_len: 1024,
             small_calls: 1000,
+            short_rows: 200_000,
             stream_reps: if quick { Reps::new(1, 3) } else { Reps::new(2, 9) },
             matmul_reps: if quick { Reps::new(1, 3) } else { Reps::new(1, 5) },
         }
@@ -86,6 +92,8 @@ pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchEr
     match name {
         "map_axpy_f32" => map_axpy(device, cfg),
         "sum_f32" => sum(device, cfg),
+        "sum_rows_f32" => super::rows::sum_rows(device, cfg),
+        "argmin_rows_f32" => super::rows::argmin_rows(device, cfg),
         "matmul_f32_1024" => matmul(device, cfg.matmul_sizes[0], cfg),
         "matmul_f32_2048" => matmul(device, cfg.matmul_sizes[1], cfg),
         "uniform_f32" => uniform(device, cfg),
@@ -354,6 +362,7 @@ pub(crate) mod tests {
             half_matmul_size: 24,
             small_len: 1024,
             small_calls: 3,
+            short_rows: 1_000,
             stream_reps: Reps::new(0, 1),
             matmul_reps: Reps::new(0, 1),
         }

@@ -178,6 +178,20 @@ fn picked<T: Num, P: Pick>(x: &[T], g: Geometry, out: &mut [u32]) {
         return;
     }
     let slab = len * inner;
+    if inner == 1 && len <= arg::SHORT_ROW {
+        // Many short rows: blocks of rows at a time, each block one task.
+        let rows_per_task = arg::BLOCK_ROWS * 16;
+        let task = |(t, ys): (usize, &mut [u32])| {
+            let start = t * rows_per_task * len;
+            arg::short_rows::<T, P>(&x[start..start + ys.len() * len], len, ys);
+        };
+        if x.len() >= PAR_MIN {
+            out.par_chunks_mut(rows_per_task).enumerate().for_each(task);
+        } else {
+            out.chunks_mut(rows_per_task).enumerate().for_each(task);
+        }
+        return;
+    }
     if inner == 1 {
         per_output_row(out, 1, x.len(), |o, y| y[0] = arg::run::<T, P>(&x[o * len..(o + 1) * len]));
         return;
