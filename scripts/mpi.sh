@@ -74,11 +74,17 @@ if [[ "$runs60" != 1 || "$runs61" != 1 ]]; then
     echo "scripts/mpi.sh: the hung inputs started $runs60 and $runs61 times; each must start once" >&2
     exit 1
 fi
+# ... and so must every other input: the ones finished before a hung input are not run again.
+again="$(sort -n "$hdir/log" | uniq -d | tr '\n' ' ')"
+if [[ "$(sort -un "$hdir/log" | wc -l)" != 300 || -n "$again" ]]; then
+    echo "scripts/mpi.sh: of the 300 inputs, $(sort -un "$hdir/log" | wc -l) ran, these more than once: $again" >&2
+    exit 1
+fi
 if ((took_ms >= 8000)); then
     echo "scripts/mpi.sh: the launch with hung inputs took ${took_ms} ms; its ranks must exit within a bound of rank 0's end" >&2
     exit 1
 fi
-echo "hung inputs: each started once; the launch ended ${took_ms} ms after it began (the inputs hang 10 s)"
+echo "hung inputs: each of the 300 inputs started once; the launch ended ${took_ms} ms after it began (the inputs hang 10 s)"
 rm -rf "$hdir"
 
 # A worker rank SIGKILLed mid-run under a default launcher: the whole job must fail, fast

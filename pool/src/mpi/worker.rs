@@ -67,6 +67,45 @@ impl Skip {
     }
 }
 
+/// The running job's finished results that rank 0 has not been sent yet, shared with the
+/// heartbeat thread: the main thread sends them in bunches of about [`BUNCH_TIME`], and when
+/// one input has run for a whole heartbeat period (a long or hung input) the heartbeat thread
+/// sends what finished before it. So a result that finished more than a period before its
+/// input's job was timed out, skipped or lost has reached rank 0, and is never run again.
+#[derive(Default)]
+struct Unsent {
+    /// The job.
+    id: u64,
+    /// The index in the job of the first result held.
+    first: u32,
+    /// How many results are held.
+    count: u32,
+    /// Their encodings, in order.
+    bytes: Vec<u8>,
+    /// The core the main thread last ran on (rank 0's placement hint).
+    cpu: Option<u32>,
+}
+
+impl Unsent {
+    /// Starts holding job `id`'s results.
+    fn begin(&mut self, id: u64) {
+        (self.id, self.first, self.count) = (id, 0, 0);
+        self.bytes.clear();
+    }
+
+    /// Sends the held results as one message (`retire` and `stopped` on the job's last) and
+    /// starts holding the next ones.
+    fn send(&mut self, world: &SimpleCommunicator, retire: Option<String>, stopped: bool) -> Result<(), String> {
+        let part =
+            FromWorker::Results { id: self.id, first: self.first, count: self.count, retire, stopped, cpu: self.cpu };
+        send(world, tag::RESULTS, &part, &self.bytes)?;
+        self.first += self.count;
+        self.count = 0;
+        self.bytes.clear();
+        Ok(())
+    }
+}
+
 /// Serves pools until rank 0 says the program ends; returns whether its exit message said
 /// ranks were lost (see `launch::finalize_bound`).
 pub(super) fn serve(tasks: &Tasks, world: &SimpleCommunicator) -> Result<bool, String> {
@@ -153,7 +192,7 @@ struct Heartbeat {
 }
 
 impl Heartbeat {
-    fn start(running: Arc<Running>, skip: Arc<Skip>) -> Heartbeat {
+    fn start(running: Arc<Running>, skip: Arc<Skip>, unsent: Arc<std::sync::Mutex<Unsent>>) -> Heartbeat {
         if !super::launch::THREAD_MULTIPLE.load(Ordering::Acquire) {
             // Without MPI_THREAD_MULTIPLE no second thread may call MPI: no heartbeat (rank
             // 0 then hears from this rank only through its results).
@@ -172,6 +211,14 @@ impl Heartbeat {
                     let word = running.0.load(Ordering::Acquire);
                     if word != seen.0 {
                         seen = (word, Instant::now());
+                    } else if Running::busy(word) {
+                        // One input has run for a whole period: what finished before it goes
+                        // now, ahead of this heartbeat (rank 0 may time that input out next).
+                        let mut held = unsent.lock_unpoisoned();
+                        if held.count > 0 && held.send(&world, None, false).is_err() {
+                            // A frame that cannot be written now cannot be later either;
+                            // the main thread meets the same error on its next send.
+                        }
                     }
                     let body = heartbeat_body(word, seen.1.elapsed());
                     super::poll::send(&root, tag::HEARTBEAT, &body);
@@ -254,9 +301,11 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
     send(world, tag::READY, &FromWorker::Ready { device: device.id() }, &[])?;
     let running = Arc::new(Running::default());
     let skip = Arc::new(Skip::default());
-    let heartbeat = Heartbeat::start(running.clone(), skip.clone());
+    let unsent = Arc::new(std::sync::Mutex::new(Unsent::default()));
+    let heartbeat = Heartbeat::start(running.clone(), skip.clone(), unsent.clone());
 
-    let mut results = Vec::new();
+    // One input's result, before it joins the unsent ones.
+    let mut result = Vec::new();
     // Results per bunch, learnt from how long tasks take (see BUNCH_TIME).
     let bunch = &mut 1usize;
     loop {
@@ -281,12 +330,13 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
             return Err("unexpected setup frame".into());
         };
         let entry = tasks.get(&task);
-        results.clear();
+        unsent.lock_unpoisoned().begin(id);
         let mut retire = None;
         // Results stream back in bunches of about BUNCH_TIME (one per input for tasks of a
         // millisecond or more), so that when this rank is lost rank 0 knows which inputs
-        // finished and charges only the one that ran.
-        let (mut first, mut unsent, mut since) = (0u32, 0usize, Instant::now());
+        // finished and charges only the one that ran; the heartbeat sends a bunch that a
+        // long input holds up (see `Unsent`).
+        let (mut timed, mut since) = (0usize, Instant::now());
         let mut skipped = false;
         // Results go to rank 0, maybe on another host: shared arrays in them travel as data.
         crate::shared::carry::as_data(|| -> Result<(), String> {
@@ -297,7 +347,8 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
                 }
                 running.start(id, k);
                 ctx.begin(first_index + k as u64, attempt, stream.offset(k as u64));
-                let failure = wire::push_result(&mut results, |out| {
+                result.clear();
+                let failure = wire::push_result(&mut result, |out| {
                     let input = input.map_err(|e| Failure::Serialization(e.to_string()))?;
                     let Some(t) = entry else { return Err(Failure::UnknownTask(tasks.known())) };
                     input
@@ -307,44 +358,31 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
                 if let Some(Failure::Failed { sticky: true, message }) = failure {
                     retire = Some(format!("sticky device fault: {message}"));
                 }
-                unsent += 1;
+                let mut held = unsent.lock_unpoisoned();
+                held.bytes.extend_from_slice(&result);
+                held.count += 1;
+                timed += 1;
                 if retire.is_some() || k + 1 == count as usize {
                     break;
                 }
-                if unsent >= *bunch {
+                if held.count as usize >= *bunch {
                     // The clock is read once per bunch: per task it would cost more than a
                     // no-op task.
                     let now = Instant::now();
-                    let per_task = (now - since).as_nanos() as usize / unsent;
+                    let per_task = (now - since).as_nanos() as usize / timed;
                     *bunch = (BUNCH_TIME.as_nanos() as usize / per_task.max(1)).clamp(1, 4096);
-                    since = now;
-                    let part = FromWorker::Results {
-                        id,
-                        first,
-                        count: unsent as u32,
-                        retire: None,
-                        stopped: false,
-                        cpu: crate::sys::cpu::current(),
-                    };
-                    send(world, tag::RESULTS, &part, &results)?;
-                    results.clear();
-                    first += unsent as u32;
-                    unsent = 0;
+                    (since, timed) = (now, 0);
+                    held.cpu = crate::sys::cpu::current();
+                    held.send(world, None, false)?;
                 }
             }
             Ok(())
         })?;
         running.idle();
         // The job's last results; `stopped` when the rest was skipped.
-        let last = FromWorker::Results {
-            id,
-            first,
-            count: unsent as u32,
-            retire,
-            stopped: skipped,
-            cpu: crate::sys::cpu::current(),
-        };
-        send(world, tag::RESULTS, &last, &results)?;
+        let mut held = unsent.lock_unpoisoned();
+        held.cpu = crate::sys::cpu::current();
+        held.send(world, retire, skipped)?;
     }
 }
 
