@@ -19,7 +19,8 @@
 # completing under the launch; and the MPI test's two-host case (tests/tests/mpi, MPI_TWO_HOSTS):
 # the 10,000-task map identical to the local pool with every worker rank taking part, each
 # task's rank on its own host and device, and (given MPI_DIGEST, a one-host run's `DIGEST`
-# line, as scripts/mpi.sh does) the same outputs as on one host.
+# line, as scripts/mpi.sh does) the same outputs as on one host; and a SharedArray input reaching
+# the rank on rank 0's node as its handle and the two on nodeB as copies of its data.
 #
 # Needs root (namespaces), iproute2, util-linux and Open MPI; builds polycompute and the MPI
 # test with `--features mpi` unless POLYCOMPUTE_BIN and MPI_TEST_EXE name them. Idempotent

@@ -2,7 +2,7 @@
 # CI for the pool on MPI worker ranks (feature `mpi`): installs Open MPI and
 # libclang (the `mpi` crate's bindgen) when missing, builds the MPI test with
 # `--features mpi`, and runs it under mpirun on 4 and on 2 ranks (the same seed must give
-# the same outputs: the digests are compared; shared arrays reach the ranks as data) and once
+# the same outputs: the digests are compared; input shared arrays reach the ranks, all on this node, as handles) and once
 # without a launcher (the local plan);
 # then a rank SIGKILLed under a default launcher (the job fails; its result journal lets the
 # rerun skip every finished task) and under `--enable-recovery` (the job goes on).

@@ -33,8 +33,10 @@ pub(crate) enum Inputs {
     /// A `std::vec::IntoIter<T::Input>`.
     Local(Box<dyn Any + Send>),
     /// The items section of a job frame (see `wire`), and the shared-memory segments it
-    /// needs until its results are back.
-    Encoded { body: Vec<u8>, pins: Pins },
+    /// needs until its results are back. `near`: for MPI ranks, when an input names a
+    /// `SharedArray`, the same items with every shared array written as its handle, for the
+    /// ranks on rank 0's node (`body` writes them as data, for the others).
+    Encoded { body: Vec<u8>, pins: Pins, near: Option<Vec<u8>> },
 }
 
 /// A queued unit of work.

@@ -35,6 +35,13 @@ pub(crate) trait WorkerKind: Send + Sync {
     /// How inputs travel to these workers.
     fn carriage(&self) -> Carriage;
 
+    /// With [`Carriage::Sent`]: whether some workers are on this host, where a `SharedArray`
+    /// in an input travels as its handle (jobs then carry both encodings, `Inputs::Encoded`'s
+    /// `near`).
+    fn some_near(&self) -> bool {
+        false
+    }
+
     /// Starts a worker in every slot of `pool`, and whatever helper threads the kind needs.
     fn start(&self, pool: &Arc<PoolState>) -> io::Result<()>;
 

@@ -333,8 +333,11 @@ impl Pool {
     fn enqueue_placed<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
         match self.inner.workers.carriage() {
             Carriage::Moved => self.enqueue_moved::<T>(inputs, place),
-            Carriage::Encoded => self.enqueue_encoded::<T>(inputs, place),
-            Carriage::Sent => crate::shared::carry::as_data(|| self.enqueue_encoded::<T>(inputs, place)),
+            Carriage::Encoded => self.enqueue_encoded::<T>(inputs, place, false),
+            Carriage::Sent => {
+                let near = self.inner.workers.some_near();
+                crate::shared::carry::as_data(|| self.enqueue_encoded::<T>(inputs, place, near))
+            }
         }
     }
 
@@ -441,7 +444,9 @@ impl Pool {
 
     /// Queues encoded inputs: each input is encoded; one that cannot be fails alone, and the
     /// jobs are cut around it.
-    fn enqueue_encoded<T: Task>(&self, inputs: Vec<T::Input>, place: Placement) -> Vec<Arc<JobCtl>> {
+    /// `near`: also encode each job whose inputs name a `SharedArray` with the arrays as
+    /// handles, for the workers on this host (`Inputs::Encoded`'s `near`).
+    fn enqueue_encoded<T: Task>(&self, inputs: Vec<T::Input>, place: Placement, near: bool) -> Vec<Arc<JobCtl>> {
         let Placement { task, sink, first_index, first_pos, chunk, cancel, stream } = place;
         let inner = &self.inner;
         let n = inputs.len();
@@ -450,7 +455,14 @@ impl Pool {
         let mut start = 0;
         let mut count = 0;
         let mut pins = Pins::default();
-        let flush = |body: &mut Vec<u8>, pins: &mut Pins, start: usize, count: usize, ctls: &mut Vec<Arc<JobCtl>>| {
+        let mut near_body: Option<Vec<u8>> = None;
+        let flush = |body: &mut Vec<u8>,
+                     pins: &mut Pins,
+                     near_body: &mut Option<Vec<u8>>,
+                     start: usize,
+                     count: usize,
+                     ctls: &mut Vec<Arc<JobCtl>>| {
+            let near = near_body.take();
             if count == 0 {
                 return;
             }
@@ -467,7 +479,7 @@ impl Pool {
             inner.enqueue(Job {
                 task: task.clone(),
                 attempt: 1,
-                inputs: Inputs::Encoded { body: std::mem::take(body), pins: std::mem::take(pins) },
+                inputs: Inputs::Encoded { body: std::mem::take(body), pins: std::mem::take(pins), near },
                 ctl,
             });
         };
@@ -483,6 +495,15 @@ impl Pool {
             let (pushed, named) = payload::pin_while(|| wire::push_input(&mut body, input, limit));
             match pushed {
                 Ok(moved_out) => {
+                    if near && (!named.is_empty() || near_body.is_some()) {
+                        // The items so far (none named a shared array) are the same in both.
+                        let handles = near_body.get_or_insert_with(|| body[..before].to_vec());
+                        let again = !named.is_empty()
+                            && crate::shared::carry::as_handles(|| wire::push_input(handles, input, limit)).is_ok();
+                        if !again {
+                            handles.extend_from_slice(&body[before..]);
+                        }
+                    }
                     pins.extend(named);
                     pins.extend(moved_out);
                     item_bytes = item_bytes.max(body.len() - before);
@@ -491,12 +512,12 @@ impl Pool {
                     }
                     count += 1;
                     if count == chunk.max(1) {
-                        flush(&mut body, &mut pins, start, count, &mut ctls);
+                        flush(&mut body, &mut pins, &mut near_body, start, count, &mut ctls);
                         count = 0;
                     }
                 }
                 Err(e) => {
-                    flush(&mut body, &mut pins, start, count, &mut ctls);
+                    flush(&mut body, &mut pins, &mut near_body, start, count, &mut ctls);
                     count = 0;
                     let ctl = JobCtl::new(
                         sink.clone(),
@@ -516,7 +537,7 @@ impl Pool {
                 }
             }
         }
-        flush(&mut body, &mut pins, start, count, &mut ctls);
+        flush(&mut body, &mut pins, &mut near_body, start, count, &mut ctls);
         ctls
     }
 

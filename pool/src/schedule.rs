@@ -97,23 +97,29 @@ impl PoolState {
             return;
         }
         let sub = job.ctl.sub(range.clone());
-        let Inputs::Encoded { body, pins } = &job.inputs else {
+        let Inputs::Encoded { body, pins, near } = &job.inputs else {
             let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
             sub.fail_rest(None, attempt, kind);
             return;
         };
-        let mut part = Vec::new();
-        for (k, item) in wire::items(body).enumerate().skip(range.start).take(range.len()) {
-            match item {
-                Ok((tag, bytes)) => wire::push_item(&mut part, tag, bytes),
-                Err(e) => {
-                    sub.fail_rest(None, attempt, TaskErrorKind::Serialization { message: format!("input {k}: {e}") });
-                    return;
-                }
+        let part = |body: &[u8]| -> Result<Vec<u8>, String> {
+            let mut part = Vec::new();
+            for (k, item) in wire::items(body).enumerate().skip(range.start).take(range.len()) {
+                let (tag, bytes) = item.map_err(|e| format!("input {k}: {e}"))?;
+                wire::push_item(&mut part, tag, bytes);
             }
-        }
+            Ok(part)
+        };
+        let parts = part(body).and_then(|b| Ok((b, near.as_deref().map(part).transpose()?)));
+        let (body, near) = match parts {
+            Ok(parts) => parts,
+            Err(message) => {
+                sub.fail_rest(None, attempt, TaskErrorKind::Serialization { message });
+                return;
+            }
+        };
         // The sub job keeps the batch's segments (a few handles).
-        let inputs = Inputs::Encoded { body: part, pins: pins.clone() };
+        let inputs = Inputs::Encoded { body, pins: pins.clone(), near };
         self.enqueue(Job { task: job.task.clone(), attempt, inputs, ctl: sub });
     }
 

@@ -40,6 +40,8 @@ struct Rank {
     running: Option<(u32, usize)>,
     /// It stopped answering within its lease: it gets nothing more.
     lost: bool,
+    /// It is on rank 0's node: shared arrays in its inputs travel as handles.
+    near: bool,
 }
 
 impl Rank {
@@ -150,6 +152,7 @@ pub(super) fn run(pool: Arc<PoolState>, shared: Arc<Shared>) {
                 heard: now,
                 running: None,
                 lost: false,
+                near: super::mpi_world().is_some_and(|w| w.beside_root(s.id + 1)),
             })
             .collect();
         let Comm { ranks, sends, .. } = &mut *comm;
@@ -325,7 +328,7 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
                 Next::Empty => break,
             };
             busy = true;
-            let Inputs::Encoded { body, .. } = &job.inputs else {
+            let Inputs::Encoded { body, near, .. } = &job.inputs else {
                 let kind = TaskErrorKind::Serialization { message: "internal: a job with unencoded inputs".into() };
                 job.ctl.fail_rest(Some((r.slot.id, r.slot.device_id)), job.attempt, kind);
                 continue;
@@ -339,6 +342,8 @@ fn step(pool: &PoolState, world: &SimpleCommunicator, comm: &mut Comm) -> bool {
                 count: job.ctl.len as u32,
                 stream: job.ctl.stream(0),
             };
+            // A rank on this node maps the shared arrays an input names; others get their data.
+            let body = if r.near { near.as_deref().unwrap_or(body) } else { body };
             match frame(&header, body) {
                 Ok(bytes) => sends.send(world, r.slot.id + 1, tag::JOB, bytes),
                 Err(message) => {

@@ -24,6 +24,9 @@ pub struct MpiRank {
     pub host: String,
     /// Its rank among the ranks of its node (`MPI_Comm_split_type(SHARED)`).
     pub local_rank: usize,
+    /// Its node, named by the world rank of the node's first rank (node-local rank 0): ranks
+    /// with the same `node` share memory, so a `SharedArray` reaches them as its handle.
+    pub node: usize,
     /// The device it opens as a worker (see the node-local device rule in the README);
     /// rank 0 schedules and opens none unless its program builds a local pool.
     pub device: DeviceId,
@@ -55,6 +58,11 @@ impl MpiWorld {
     /// This process's own entry.
     pub fn me(&self) -> &MpiRank {
         &self.ranks[self.rank]
+    }
+
+    /// Whether `rank` is on rank 0's node (it can map rank 0's shared memory).
+    pub fn beside_root(&self, rank: usize) -> bool {
+        self.ranks.get(rank).is_some_and(|r| r.node == self.ranks[0].node)
     }
 }
 
@@ -187,14 +195,19 @@ pub(crate) fn start(tasks: &Tasks) {
 fn learn(world: &SimpleCommunicator) -> MpiWorld {
     let rank = world.rank() as usize;
     let size = world.size() as usize;
-    let local_rank = world.split_shared(world.rank()).rank() as usize;
+    let local = world.split_shared(world.rank());
+    let local_rank = local.rank() as usize;
+    // The node's name: its first rank's world rank, told to the node's ranks by that rank.
+    let mut node = rank as u64;
+    local.process_at_rank(0).broadcast_into(&mut node);
+    let node = node as usize;
     let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
     let device = if rank == 0 {
         DeviceId::new(polycompute_core::BackendKind::Cpu, 0)
     } else {
         device::for_local_rank(local_rank)
     };
-    let me = MpiRank { rank, host, local_rank, device };
+    let me = MpiRank { rank, host, local_rank, node, device };
     // Fixed-size records: postcard's encoding, zero-padded.
     const RECORD: usize = 512;
     let mut mine = postcard::to_allocvec(&me).unwrap_or_default();
@@ -209,6 +222,7 @@ fn learn(world: &SimpleCommunicator) -> MpiWorld {
                 rank: r,
                 host: "?".into(),
                 local_rank: 0,
+                node: r,
                 device: DeviceId::new(polycompute_core::BackendKind::Cpu, 0),
             })
         })

@@ -116,6 +116,10 @@ impl WorkerKind for MpiWorkers {
         Carriage::Sent
     }
 
+    fn some_near(&self) -> bool {
+        launch::mpi_world().is_some_and(|w| (1..w.size).any(|r| w.beside_root(r)))
+    }
+
     fn start(&self, pool: &Arc<PoolState>) -> io::Result<()> {
         let (p, shared) = (pool.clone(), self.shared.clone());
         let h = std::thread::Builder::new().name("polycompute-mpi".into()).spawn(move || comm::run(p, shared))?;

@@ -36,6 +36,19 @@ pub(crate) fn as_data<R>(encode: impl FnOnce() -> R) -> R {
     encode()
 }
 
+/// Runs `encode` with every [`SharedArray`] it serializes on this thread written as its
+/// handle (for a receiver on this host, also inside [`as_data`]). Nests like it.
+pub(crate) fn as_handles<R>(encode: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            AS_DATA.with(|m| m.set(self.0));
+        }
+    }
+    let _restore = Restore(AS_DATA.with(|m| m.replace(false)));
+    encode()
+}
+
 /// Whether this thread encodes shared arrays as their data.
 pub(super) fn in_data_mode() -> bool {
     AS_DATA.with(Cell::get)

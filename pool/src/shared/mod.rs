@@ -38,10 +38,12 @@
 //! next time any process creates a shared array ([`remove_leftovers`]). Worker processes
 //! only map and unmap; an array created inside a worker lives as long as it does there.
 //!
-//! **Between hosts.** An MPI worker rank may be on another node, where no handle can be
-//! mapped: the pool encodes for it with every shared array written as its data (dtype,
-//! shape, elements), and the receiving rank gets a new shared array of its own holding a
-//! copy (an output comes back to rank 0 the same way). So a task on a worker rank reads its
+//! **Between hosts.** An MPI worker rank on rank 0's node gets a task input's shared arrays as
+//! handles, like a process worker. A rank on another node, where no handle can be mapped,
+//! gets them as their data (dtype, shape, elements): the pool encodes such a job both ways
+//! and sends each rank its node's form, and the receiving rank gets a new shared array of its
+//! own holding a copy (outputs and the pool's shared data travel as data to and from every
+//! rank). So a task on a worker rank reads its
 //! input as usual, but its writes stay on its rank: return what it computed instead. The
 //! encoding is tagged, so a decoder takes a handle or data alike.
 //!

@@ -38,6 +38,11 @@ impl Pins {
         self.0.extend(other.0);
     }
 
+    /// Whether no segment is pinned.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// How many segments are pinned.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

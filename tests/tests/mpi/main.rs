@@ -327,9 +327,10 @@ fn ranks(pool: &Pool) -> Result<String, String> {
     Ok(String::new())
 }
 
-/// SharedArrays travel between ranks as their data (ranks may be on other hosts, where a
-/// handle cannot be mapped): an input, an output and the pool's shared data each arrive as
-/// a shared array of the receiving rank's own, holding the right values.
+/// A SharedArray in a task's input reaches a rank on rank 0's node as its handle (the rank
+/// maps rank 0's segment: no copy), and a rank on another node as its data (a shared array
+/// of the rank's own, holding the right values). Outputs and the pool's shared data travel
+/// as data to and from every rank.
 fn shared_arrays(tasks: &Tasks) -> Result<(), String> {
     let world = pool::mpi_world().ok_or("no MPI world")?;
     let (rows, cols) = (1000, 4);
@@ -344,12 +345,24 @@ fn shared_arrays(tasks: &Tasks) -> Result<(), String> {
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     let sums = pool.map::<ShmSum>(slices.clone());
-    let mut seen = Vec::new();
+    let (mut seen, mut near, mut far) = (Vec::new(), Vec::new(), Vec::new());
     for (p, (got, slice)) in sums.into_iter().zip(&slices).enumerate() {
         let (sum, owned, name, rank) = got.map_err(|e| format!("shm_sum {p}: {e}"))?;
         let want: f64 = slice.as_slice().iter().map(|&x| f64::from(x)).sum();
         check(sum == want, format!("slice {p}: sum {sum} on rank {rank}, {want} here"))?;
-        check(owned && name != input.segment_name(), format!("slice {p} reached rank {rank} as a handle ({name})"))?;
+        if world.beside_root(rank) {
+            check(
+                !owned && name == input.segment_name(),
+                format!("slice {p} reached rank {rank}, on rank 0's node, as a copy ({name})"),
+            )?;
+            near.push(rank);
+        } else {
+            check(
+                owned && name != input.segment_name(),
+                format!("slice {p} reached rank {rank}, on another node, as a handle ({name})"),
+            )?;
+            far.push(rank);
+        }
         seen.push(rank);
     }
     seen.sort();
@@ -366,7 +379,17 @@ fn shared_arrays(tasks: &Tasks) -> Result<(), String> {
         let (sum, owned) = got.map_err(|e| format!("shm_shared: {e}"))?;
         check(sum == 8.0 && owned, format!("the shared data on a rank: sum {sum}, its own copy: {owned}"))?;
     }
-    println!("shared arrays: {parts} inputs, {parts} outputs and the shared data travelled as data to ranks {seen:?}");
+    for v in [&mut near, &mut far] {
+        v.sort();
+        v.dedup();
+    }
+    // One host: every worker rank shares rank 0's node. Two (MPI_TWO_HOSTS): both kinds.
+    let want_far = world.hosts().len() > 1;
+    check(!near.is_empty() && far.is_empty() != want_far, format!("handles to ranks {near:?}, data to {far:?}"))?;
+    println!(
+        "shared arrays: {parts} inputs reached ranks {near:?} (rank 0's node) as handles and ranks {far:?} as data; \
+         {parts} outputs and the shared data travelled as data"
+    );
     Ok(())
 }
 
@@ -633,6 +656,8 @@ fn two_hosts(tasks: &Tasks) -> Result<(), String> {
         let mut locals: Vec<usize> = world.ranks.iter().filter(|r| &r.host == host).map(|r| r.local_rank).collect();
         locals.sort();
         check(locals == (0..locals.len()).collect::<Vec<_>>(), format!("node-local ranks {locals:?} on {host}"))?;
+        let nodes: Vec<usize> = world.ranks.iter().filter(|r| &r.host == host).map(|r| r.node).collect();
+        check(nodes.windows(2).all(|w| w[0] == w[1]), format!("the ranks of {host} name nodes {nodes:?}"))?;
     }
     let pool = Pool::builder(tasks).seed(SEED).build().map_err(|e| e.to_string())?;
     many(&pool)?;
