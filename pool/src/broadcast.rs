@@ -16,6 +16,9 @@ pub(crate) struct BroadcastData {
     pub(crate) value: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) type_name: String,
     pub(crate) bytes: Option<Arc<Vec<u8>>>,
+    /// For MPI ranks on rank 0's node, when the value holds a `SharedArray`: its encoding
+    /// with the arrays as handles (`bytes` holds them as data, for the other nodes).
+    pub(crate) near_bytes: Option<Arc<Vec<u8>>>,
 }
 
 impl BroadcastData {

@@ -232,8 +232,12 @@ impl PoolBuilder {
     pub fn shared_data<S: Serialize + Send + Sync + 'static>(mut self, data: S) -> Self {
         let data = Arc::new(data);
         let for_encode = data.clone();
-        self.broadcast =
-            BroadcastData { value: Some(data), type_name: std::any::type_name::<S>().to_string(), bytes: None };
+        self.broadcast = BroadcastData {
+            value: Some(data),
+            type_name: std::any::type_name::<S>().to_string(),
+            bytes: None,
+            near_bytes: None,
+        };
         self.broadcast_encode = Some(Box::new(move || postcard::to_allocvec(&*for_encode).map_err(|e| e.to_string())));
         self
     }
@@ -336,9 +340,17 @@ impl PoolBuilder {
         if workers.carriage() != Carriage::Moved {
             if let Some(encode) = &self.broadcast_encode {
                 let sent = workers.carriage() == Carriage::Sent;
+                let failed = |e| Error::Pool(format!("the shared data cannot be serialized: {e}"));
                 let bytes = if sent { crate::shared::carry::as_data(encode) } else { encode() };
-                let bytes = bytes.map_err(|e| Error::Pool(format!("the shared data cannot be serialized: {e}")))?;
-                broadcast.bytes = Some(Arc::new(bytes));
+                broadcast.bytes = Some(Arc::new(bytes.map_err(failed)?));
+                if sent && workers.some_near() {
+                    // Ranks on this node map the shared arrays it holds (the same bytes when
+                    // it holds none).
+                    let handles = encode().map_err(failed)?;
+                    if Some(&handles) != broadcast.bytes.as_deref() {
+                        broadcast.near_bytes = Some(Arc::new(handles));
+                    }
+                }
             }
         }
         Pool::start(self.tasks, plan, cfg, devices, per_device, broadcast, workers)

@@ -244,7 +244,9 @@ fn setup(pool: &PoolState, world: &SimpleCommunicator, ranks: &mut [Rank], sends
             seed: pool.cfg.seed,
             spill_over: u64::MAX,
             broadcast_type: pool.broadcast.type_name.clone(),
-            broadcast: pool.broadcast.bytes.as_ref().map(|b| b.to_vec()),
+            broadcast: if r.near { pool.broadcast.near_bytes.as_ref() } else { None }
+                .or(pool.broadcast.bytes.as_ref())
+                .map(|b| b.to_vec()),
             tasks: pool.tasks.signatures(),
             progress: None,
         };

@@ -295,7 +295,12 @@ fn serve_pool(tasks: &Tasks, world: &SimpleCommunicator, setup: &[u8]) -> Result
         Ok(d) => d,
         Err(e) => return failed(format!("cannot open {kind}:{ordinal} on rank {}: {e}", world.rank())),
     };
-    let broadcast = BroadcastData { value: None, type_name: broadcast_type, bytes: broadcast.map(std::sync::Arc::new) };
+    let broadcast = BroadcastData {
+        value: None,
+        type_name: broadcast_type,
+        bytes: broadcast.map(std::sync::Arc::new),
+        near_bytes: None,
+    };
     let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     send(world, tag::READY, &FromWorker::Ready { device: device.id() }, &[])?;

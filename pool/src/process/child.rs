@@ -247,7 +247,12 @@ fn serve(tasks: &Tasks, addr: &str, token: String, parent: u32) -> Result<(), Qu
     // Without the shared word the parent charges a crash to the first unanswered task.
     let progress = progress.and_then(|h| Progress::attach(&h).ok()).unwrap_or_else(Progress::local);
     let log = progress.results_log();
-    let broadcast = BroadcastData { value: None, type_name: broadcast_type, bytes: broadcast.map(std::sync::Arc::new) };
+    let broadcast = BroadcastData {
+        value: None,
+        type_name: broadcast_type,
+        bytes: broadcast.map(std::sync::Arc::new),
+        near_bytes: None,
+    };
     let spill_over = usize::try_from(spill_over).unwrap_or(usize::MAX);
     let mut ctx = WorkerContext::new(worker, device.clone(), true, seed, broadcast);
     wire::write_frame(&mut out, &FromWorker::Ready { device: device.id() }, &[])

@@ -42,7 +42,7 @@
 //! handles, like a process worker. A rank on another node, where no handle can be mapped,
 //! gets them as their data (dtype, shape, elements): the pool encodes such a job both ways
 //! and sends each rank its node's form, and the receiving rank gets a new shared array of its
-//! own holding a copy (outputs and the pool's shared data travel as data to and from every
+//! own holding a copy (the pool's shared data likewise; outputs travel as data from every
 //! rank). So a task on a worker rank reads its
 //! input as usual, but its writes stay on its rank: return what it computed instead. The
 //! encoding is tagged, so a decoder takes a handle or data alike.

@@ -191,15 +191,17 @@ impl Task for ShmMake {
     }
 }
 
-/// Sums the pool's shared data (a shared array) on a worker rank; whether the rank owns it.
+/// Sums the pool's shared data (a shared array) on a worker rank; whether the rank owns it,
+/// and the rank.
 struct ShmShared;
 impl Task for ShmShared {
     const NAME: &'static str = "shm_shared";
     type Input = ();
-    type Output = (f64, bool);
-    fn run(&self, ctx: &mut WorkerContext, (): ()) -> Result<(f64, bool), BoxError> {
+    type Output = (f64, bool, usize);
+    fn run(&self, ctx: &mut WorkerContext, (): ()) -> Result<(f64, bool, usize), BoxError> {
         let a = ctx.shared::<SharedArray<f32>>()?;
-        Ok((a.as_slice().iter().map(|&x| f64::from(x)).sum(), a.is_creator()))
+        let rank = ctx.mpi_rank().ok_or("not on an MPI rank")?.rank;
+        Ok((a.as_slice().iter().map(|&x| f64::from(x)).sum(), a.is_creator(), rank))
     }
 }
 
@@ -329,8 +331,8 @@ fn ranks(pool: &Pool) -> Result<String, String> {
 
 /// A SharedArray in a task's input reaches a rank on rank 0's node as its handle (the rank
 /// maps rank 0's segment: no copy), and a rank on another node as its data (a shared array
-/// of the rank's own, holding the right values). Outputs and the pool's shared data travel
-/// as data to and from every rank.
+/// of the rank's own, holding the right values); so does one in the pool's shared data.
+/// Outputs travel as data from every rank.
 fn shared_arrays(tasks: &Tasks) -> Result<(), String> {
     let world = pool::mpi_world().ok_or("no MPI world")?;
     let (rows, cols) = (1000, 4);
@@ -376,8 +378,12 @@ fn shared_arrays(tasks: &Tasks) -> Result<(), String> {
         check(a.is_creator() && a.segment_name() != theirs, format!("output {k} came back as a handle ({theirs})"))?;
     }
     for got in pool.map::<ShmShared>((0..parts).map(|_| ())) {
-        let (sum, owned) = got.map_err(|e| format!("shm_shared: {e}"))?;
-        check(sum == 8.0 && owned, format!("the shared data on a rank: sum {sum}, its own copy: {owned}"))?;
+        let (sum, owned, rank) = got.map_err(|e| format!("shm_shared: {e}"))?;
+        let copy = !world.beside_root(rank);
+        check(
+            sum == 8.0 && owned == copy,
+            format!("the shared data on rank {rank}: sum {sum}, its own copy: {owned}"),
+        )?;
     }
     for v in [&mut near, &mut far] {
         v.sort();
@@ -387,8 +393,8 @@ fn shared_arrays(tasks: &Tasks) -> Result<(), String> {
     let want_far = world.hosts().len() > 1;
     check(!near.is_empty() && far.is_empty() != want_far, format!("handles to ranks {near:?}, data to {far:?}"))?;
     println!(
-        "shared arrays: {parts} inputs reached ranks {near:?} (rank 0's node) as handles and ranks {far:?} as data; \
-         {parts} outputs and the shared data travelled as data"
+        "shared arrays: {parts} inputs and the shared data reached ranks {near:?} (rank 0's node) as \
+         handles and ranks {far:?} as data; {parts} outputs travelled as data"
     );
     Ok(())
 }
