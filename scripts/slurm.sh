@@ -40,12 +40,22 @@ if ((${#missing[@]})); then
     run apt-get update -qq
     # The packages' own services must not start (this script runs its daemons itself, with
     # its own config): policy-rc.d refuses them for the install.
+    # A machine's own policy-rc.d (Docker images have one that refuses every service) is
+    # set aside for the install and put back after it.
     policy=/usr/sbin/policy-rc.d
-    [[ -e $policy ]] && die "$policy exists; not overwriting it"
+    saved=""
+    if [[ -e $policy ]]; then
+        saved="$(mktemp)"
+        cp -p "$policy" "$saved"
+    fi
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy"
     rc=0
     DEBIAN_FRONTEND=noninteractive run apt-get install -y -qq --no-install-recommends "${missing[@]}" || rc=$?
-    rm -f "$policy"
+    if [[ -n $saved ]]; then
+        cp -p "$saved" "$policy" && rm -f "$saved"
+    else
+        rm -f "$policy"
+    fi
     ((rc == 0)) || die "apt-get install ${missing[*]} failed ($rc)"
 fi
 export LIBCLANG_PATH="${LIBCLANG_PATH:-/usr/lib/llvm-14/lib}"
