@@ -26,26 +26,25 @@ thread_local! {
 /// data, not its handle (for a receiver on another host). Nests; the previous mode comes
 /// back when `encode` returns or unwinds.
 pub(crate) fn as_data<R>(encode: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            AS_DATA.with(|m| m.set(self.0));
-        }
-    }
-    let _restore = Restore(AS_DATA.with(|m| m.replace(true)));
-    encode()
+    in_mode(true, encode)
 }
 
 /// Runs `encode` with every [`SharedArray`] it serializes on this thread written as its
 /// handle (for a receiver on this host, also inside [`as_data`]). Nests like it.
 pub(crate) fn as_handles<R>(encode: impl FnOnce() -> R) -> R {
+    in_mode(false, encode)
+}
+
+/// Runs `encode` with this thread's mode set to `data`; the previous mode comes back when it
+/// returns or unwinds.
+fn in_mode<R>(data: bool, encode: impl FnOnce() -> R) -> R {
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {
             AS_DATA.with(|m| m.set(self.0));
         }
     }
-    let _restore = Restore(AS_DATA.with(|m| m.replace(false)));
+    let _restore = Restore(AS_DATA.with(|m| m.replace(data)));
     encode()
 }
 
