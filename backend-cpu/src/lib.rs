@@ -70,6 +70,10 @@ fn device_info() -> DeviceInfo {
         name: format!("{} CPU ({threads} threads)", std::env::consts::ARCH),
         is_cpu: true,
         memory_bytes: None,
-        details: vec![("threads".into(), threads.to_string())],
+        details: vec![
+            ("threads".into(), threads.to_string()),
+            ("simd".into(), ops::simd_level().into()),
+            ("matmul".into(), ops::matmul_path().into()),
+        ],
     }
 }

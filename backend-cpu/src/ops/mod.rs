@@ -8,12 +8,15 @@ mod layout;
 pub(crate) mod map;
 mod matmul;
 mod movement;
+mod paths;
 mod reduce;
 mod scan;
 mod sort;
 
 /// The upload path copies host data into the device like `Op::Copy`.
 pub(crate) use layout::copy;
+/// The kernel paths `polycompute probe` names.
+pub(crate) use paths::{matmul_path, simd_level};
 
 use polycompute_core::{BackendDevice, HostSlice, Op, Result};
 
