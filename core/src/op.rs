@@ -309,6 +309,29 @@ pub enum Fill {
 pub const MAX_ELEMENTS: usize = u32::MAX as usize;
 
 impl Op {
+    /// Every dtype the op reads, computes in or writes, given its inputs' dtypes (in that
+    /// order, repeats kept): what a backend checks against the dtypes it runs before it
+    /// plans anything (a map's intermediate `cast(x, bool)` included).
+    ///
+    /// ```
+    /// use polycompute_core::{DType, Expr, Op, Program, Shape};
+    /// let program = Program::compile(&Expr::arg(0).gt(0.0).cast(DType::Bool), &[DType::F32]).unwrap();
+    /// let s = Shape::new(&[4]).unwrap();
+    /// let op = Op::Map { program: program.into(), input_shapes: vec![s.clone()], shape: s };
+    /// assert!(op.dtypes_used(&[DType::F32]).contains(&DType::Bool));
+    /// ```
+    pub fn dtypes_used(&self, inputs: &[DType]) -> Vec<DType> {
+        let mut out = inputs.to_vec();
+        match self {
+            Op::Map { program, .. } | Op::MapViews { program, .. } => out.extend(program.insts.iter().map(|i| i.dtype)),
+            Op::Cast { to } => out.push(*to),
+            Op::Fill { dtype, .. } => out.push(*dtype),
+            Op::Pad { value, .. } => out.push(value.dtype()),
+            _ => {}
+        }
+        out
+    }
+
     /// Short name for errors and reports (`map`, `sum`, `matmul`, ...).
     pub fn name(&self) -> &'static str {
         match self {
