@@ -33,17 +33,8 @@ pub enum DType {
 
 impl DType {
     /// Every dtype, in a fixed order.
-    pub const ALL: [DType; 9] = [
-        DType::F32,
-        DType::F64,
-        DType::I32,
-        DType::U32,
-        DType::F16,
-        DType::BF16,
-        DType::I64,
-        DType::U8,
-        DType::Bool,
-    ];
+    pub const ALL: [DType; 9] =
+        [DType::F32, DType::F64, DType::I32, DType::U32, DType::F16, DType::BF16, DType::I64, DType::U8, DType::Bool];
 
     /// Size of one element in bytes.
     pub const fn size_bytes(self) -> usize {

@@ -726,7 +726,7 @@ fn index_input((dtype, s): (DType, &Shape), declared: &Shape, op: &'static str) 
             argument: "indices",
             why: "indices are bool, a mask, not positions; select with where_(mask, a, b), count with \
                   count_nonzero, or cast the mask to an integer for indices 0 and 1"
-                  .into(),
+                .into(),
         });
     }
     if !dtype.is_index() {

@@ -224,82 +224,81 @@ fn float_binary<F: Float>(op: BinaryOp, x: F, y: F) -> Option<F> {
 /// Signed integer ops (i32, i64): wrapping, floor division.
 macro_rules! signed_binary {
     ($name:ident, $t:ty) => {
-fn $name(op: BinaryOp, x: $t, y: $t) -> Option<$t> {
-    use BinaryOp::*;
-    Some(match op {
-        Add => x.wrapping_add(y),
-        Sub => x.wrapping_sub(y),
-        Mul => x.wrapping_mul(y),
-        // Floor division and the floored remainder; by zero gives 0, MIN / -1 wraps.
-        Div if y == 0 => 0,
-        Div => {
-            let q = x.wrapping_div(y);
-            if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
-                q - 1
-            } else {
-                q
-            }
+        fn $name(op: BinaryOp, x: $t, y: $t) -> Option<$t> {
+            use BinaryOp::*;
+            Some(match op {
+                Add => x.wrapping_add(y),
+                Sub => x.wrapping_sub(y),
+                Mul => x.wrapping_mul(y),
+                // Floor division and the floored remainder; by zero gives 0, MIN / -1 wraps.
+                Div if y == 0 => 0,
+                Div => {
+                    let q = x.wrapping_div(y);
+                    if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+                        q - 1
+                    } else {
+                        q
+                    }
+                }
+                Rem if y == 0 => 0,
+                Rem => {
+                    let r = x.wrapping_rem(y);
+                    if r != 0 && ((r < 0) != (y < 0)) {
+                        r + y
+                    } else {
+                        r
+                    }
+                }
+                // A negative exponent is the truncated 1 / x^-e: 0 unless |x| == 1 (and 0 for x == 0,
+                // division by zero giving 0).
+                Pow if y < 0 => match x {
+                    1 => 1,
+                    -1 if y % 2 == 0 => 1,
+                    -1 => -1,
+                    _ => 0,
+                },
+                Pow => wrapping_pow(x as i64, y as u64) as $t,
+                Min => x.min(y),
+                Max => x.max(y),
+                Eq => (x == y) as $t,
+                Ne => (x != y) as $t,
+                Lt => (x < y) as $t,
+                Le => (x <= y) as $t,
+                Gt => (x > y) as $t,
+                Ge => (x >= y) as $t,
+                And => x & y,
+                Or => x | y,
+                Xor => x ^ y,
+            })
         }
-        Rem if y == 0 => 0,
-        Rem => {
-            let r = x.wrapping_rem(y);
-            if r != 0 && ((r < 0) != (y < 0)) {
-                r + y
-            } else {
-                r
-            }
-        }
-        // A negative exponent is the truncated 1 / x^-e: 0 unless |x| == 1 (and 0 for x == 0,
-        // division by zero giving 0).
-        Pow if y < 0 => match x {
-            1 => 1,
-            -1 if y % 2 == 0 => 1,
-            -1 => -1,
-            _ => 0,
-        },
-        Pow => wrapping_pow(x as i64, y as u64) as $t,
-        Min => x.min(y),
-        Max => x.max(y),
-        Eq => (x == y) as $t,
-        Ne => (x != y) as $t,
-        Lt => (x < y) as $t,
-        Le => (x <= y) as $t,
-        Gt => (x > y) as $t,
-        Ge => (x >= y) as $t,
-        And => x & y,
-        Or => x | y,
-        Xor => x ^ y,
-    })
-}
-
     };
 }
 
 /// Unsigned integer ops (u32, u8): wrapping.
 macro_rules! unsigned_binary {
     ($name:ident, $t:ty) => {
-fn $name(op: BinaryOp, x: $t, y: $t) -> Option<$t> {
-    use BinaryOp::*;
-    Some(match op {
-        Add => x.wrapping_add(y),
-        Sub => x.wrapping_sub(y),
-        Mul => x.wrapping_mul(y),
-        Div => x.checked_div(y).unwrap_or(0),
-        Rem => x.checked_rem(y).unwrap_or(0),
-        Pow => x.wrapping_pow(y as u32),
-        Min => x.min(y),
-        Max => x.max(y),
-        Eq => (x == y) as $t,
-        Ne => (x != y) as $t,
-        Lt => (x < y) as $t,
-        Le => (x <= y) as $t,
-        Gt => (x > y) as $t,
-        Ge => (x >= y) as $t,
-        And => x & y,
-        Or => x | y,
-        Xor => x ^ y,
-    })
-}
+        fn $name(op: BinaryOp, x: $t, y: $t) -> Option<$t> {
+            use BinaryOp::*;
+            Some(match op {
+                Add => x.wrapping_add(y),
+                Sub => x.wrapping_sub(y),
+                Mul => x.wrapping_mul(y),
+                Div => x.checked_div(y).unwrap_or(0),
+                Rem => x.checked_rem(y).unwrap_or(0),
+                Pow => x.wrapping_pow(y as u32),
+                Min => x.min(y),
+                Max => x.max(y),
+                Eq => (x == y) as $t,
+                Ne => (x != y) as $t,
+                Lt => (x < y) as $t,
+                Le => (x <= y) as $t,
+                Gt => (x > y) as $t,
+                Ge => (x >= y) as $t,
+                And => x & y,
+                Or => x | y,
+                Xor => x ^ y,
+            })
+        }
     };
 }
 
