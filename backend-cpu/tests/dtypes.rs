@@ -139,12 +139,18 @@ fn bool_arithmetic_is_numpys_and_what_numpy_2_refuses_is_a_typed_error() {
     let e = a.neg().unwrap_err().to_string();
     assert!(e.contains("neg") && e.contains("bool"), "{e}");
     let e = a.sum(None).unwrap_err();
-    assert!(matches!(e, Error::Unsupported { dtype: DType::Bool, .. }) && e.to_string().contains("count_nonzero"), "{e}");
+    assert!(
+        matches!(e, Error::Unsupported { dtype: DType::Bool, .. }) && e.to_string().contains("count_nonzero"),
+        "{e}"
+    );
     assert!(matches!(a.cumsum(0).unwrap_err(), Error::Unsupported { dtype: DType::Bool, .. }));
     // An integer literal is no bool: the message says what to write.
     let e = a.map(|x| x + 1).unwrap_err().to_string();
     assert!(e.contains("Scalar::Bool"), "{e}");
-    assert_eq!(a.map(|x| x.eq(Expr::scalar(Scalar::Bool(false)))).unwrap().to_vec().unwrap(), [false, false, true, true]);
+    assert_eq!(
+        a.map(|x| x.eq(Expr::scalar(Scalar::Bool(false)))).unwrap().to_vec().unwrap(),
+        [false, false, true, true]
+    );
 }
 
 #[test]

@@ -362,17 +362,17 @@ fn binary_wide(op: BinaryOp, x: i128, y: i128, dtype: DType) -> i128 {
         },
         BinaryOp::Pow => {
             // Squaring modulo the dtype's width at every step keeps the numbers small.
-            let bits = dtype.size_bytes() as u32 * 8;
-            let m = |v: i128| v.rem_euclid(1i128 << bits);
-            let (mut r, mut b, mut e) = (1i128, m(x), y);
+            // Residues below 2^64 multiply within u128.
+            let mask = (1u128 << (dtype.size_bytes() as u32 * 8)) - 1;
+            let (mut r, mut b, mut e) = (1u128, x as u128 & mask, y);
             while e > 0 {
                 if e & 1 == 1 {
-                    r = m(r * b);
+                    r = (r * b) & mask;
                 }
-                b = m(b * b);
+                b = (b * b) & mask;
                 e >>= 1;
             }
-            r
+            r as i128
         }
         BinaryOp::Min => x.min(y),
         BinaryOp::Max => x.max(y),
