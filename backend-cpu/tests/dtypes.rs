@@ -159,7 +159,7 @@ fn i64_indices_take_and_are_checked_exactly_past_2_to_the_32() {
     let x = d.from_slice(&[10.0f32, 20.0, 30.0], &[3]).unwrap();
     let i = d.from_slice(&[2i64, -1, 0, -3], &[4]).unwrap();
     assert_eq!(x.take(&i, 0).unwrap().to_vec().unwrap(), [30.0, 30.0, 10.0, 10.0]);
-    let s = x.scatter_add(&i, 0, &d.from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap()).unwrap();
+    let s = x.scatter_add(&i, &d.from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap(), 0).unwrap();
     assert_eq!(s.to_vec().unwrap(), [17.0, 20.0, 33.0]);
     // 2^32 + 1 would wrap to 1 in 32 bits; -(2^32) - 2 to -2.
     for bad in [(1i64 << 32) + 1, -(1i64 << 32) - 2, i64::MAX, i64::MIN, 3] {
