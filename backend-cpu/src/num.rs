@@ -5,9 +5,13 @@
 
 use polycompute_core::{Element, HostSlice, HostVec};
 
-/// A scalar type the CPU backend computes on: `f32`, `f64`, `i32`, `u32`, and the halves
-/// `f16` and `bf16` (computed in f32, rounded once per operation: `num_half.rs`).
-pub(crate) trait Num: Element + bytemuck::Pod + Send + Sync + 'static {
+/// A scalar type the CPU backend computes on: `f32`, `f64`, `i32`, `u32`, `i64`, `u8`,
+/// `bool`, and the halves `f16` and `bf16` (computed in f32, rounded once per operation:
+/// `num_half.rs`). `bool` has invalid bit patterns, hence `CheckedBitPattern` rather than
+/// `Pod` (see `memory/block.rs`).
+pub(crate) trait Num:
+    Element + bytemuck::NoUninit + bytemuck::CheckedBitPattern + bytemuck::Zeroable + Send + Sync + 'static
+{
     /// Additive identity.
     const ZERO: Self;
     /// Multiplicative identity.
@@ -306,85 +310,188 @@ macro_rules! int_common {
     };
 }
 
-impl Num for i32 {
-    int_common!();
-    host_access!(i32, I32);
-
-    /// Floor division; `x / 0 == 0`; `MIN / -1` wraps to `MIN`.
-    #[inline(always)]
-    fn div(a: Self, b: Self) -> Self {
-        if b == 0 {
-            return 0;
+/// `b^e` modulo 2^64 by squaring (the wrapping power for every exponent of an i64; the low
+/// bits of a product depend only on the low bits of its factors, so narrower integers
+/// truncate it).
+#[inline(always)]
+fn wrapping_pow(mut b: i64, mut e: u64) -> i64 {
+    let mut r: i64 = 1;
+    while e > 0 {
+        if e & 1 == 1 {
+            r = r.wrapping_mul(b);
         }
-        let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
-        // A non-zero remainder whose sign differs from the divisor's means truncation
-        // rounded toward zero, one above the floor.
-        if r != 0 && (r ^ b) < 0 {
-            q.wrapping_sub(1)
-        } else {
-            q
-        }
+        b = b.wrapping_mul(b);
+        e >>= 1;
     }
-    /// Floored remainder (the divisor's sign); `x % 0 == 0`.
-    #[inline(always)]
-    fn rem(a: Self, b: Self) -> Self {
-        if b == 0 {
-            return 0;
-        }
-        let r = a.wrapping_rem(b);
-        if r != 0 && (r ^ b) < 0 {
-            r.wrapping_add(b)
-        } else {
-            r
-        }
-    }
-    /// Wrapping power; a negative exponent gives the truncated `1 / x^-e`.
-    #[inline(always)]
-    fn pow(a: Self, e: Self) -> Self {
-        if e >= 0 {
-            a.wrapping_pow(e as u32)
-        } else {
-            match a {
-                1 => 1,
-                -1 if e & 1 == 0 => 1,
-                -1 => -1,
-                _ => 0,
-            }
-        }
-    }
-    #[inline(always)]
-    fn neg(a: Self) -> Self {
-        a.wrapping_neg()
-    }
-    #[inline(always)]
-    fn abs(a: Self) -> Self {
-        a.wrapping_abs()
-    }
+    r
 }
 
-impl Num for u32 {
-    int_common!();
-    host_access!(u32, U32);
+/// The signed integers, i32 and i64.
+macro_rules! signed_num {
+    ($t:ty, $variant:ident) => {
+        impl Num for $t {
+            int_common!();
+            host_access!($t, $variant);
+
+            /// Floor division; `x / 0 == 0`; `MIN / -1` wraps to `MIN`.
+            #[inline(always)]
+            fn div(a: Self, b: Self) -> Self {
+                if b == 0 {
+                    return 0;
+                }
+                let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
+                // A non-zero remainder whose sign differs from the divisor's means
+                // truncation rounded toward zero, one above the floor.
+                if r != 0 && (r ^ b) < 0 {
+                    q.wrapping_sub(1)
+                } else {
+                    q
+                }
+            }
+            /// Floored remainder (the divisor's sign); `x % 0 == 0`.
+            #[inline(always)]
+            fn rem(a: Self, b: Self) -> Self {
+                if b == 0 {
+                    return 0;
+                }
+                let r = a.wrapping_rem(b);
+                if r != 0 && (r ^ b) < 0 {
+                    r.wrapping_add(b)
+                } else {
+                    r
+                }
+            }
+            /// Wrapping power; a negative exponent gives the truncated `1 / x^-e`.
+            #[inline(always)]
+            fn pow(a: Self, e: Self) -> Self {
+                if e >= 0 {
+                    wrapping_pow(a as i64, e as u64) as $t
+                } else {
+                    match a {
+                        1 => 1,
+                        -1 if e & 1 == 0 => 1,
+                        -1 => -1,
+                        _ => 0,
+                    }
+                }
+            }
+            #[inline(always)]
+            fn neg(a: Self) -> Self {
+                a.wrapping_neg()
+            }
+            #[inline(always)]
+            fn abs(a: Self) -> Self {
+                a.wrapping_abs()
+            }
+        }
+    };
+}
+
+/// The unsigned integers, u32 and u8.
+macro_rules! unsigned_num {
+    ($t:ty, $variant:ident) => {
+        impl Num for $t {
+            int_common!();
+            host_access!($t, $variant);
+
+            #[inline(always)]
+            fn div(a: Self, b: Self) -> Self {
+                a.checked_div(b).unwrap_or(0)
+            }
+            #[inline(always)]
+            fn rem(a: Self, b: Self) -> Self {
+                a.checked_rem(b).unwrap_or(0)
+            }
+            #[inline(always)]
+            fn pow(a: Self, e: Self) -> Self {
+                a.wrapping_pow(e as u32)
+            }
+            #[inline(always)]
+            fn neg(a: Self) -> Self {
+                a.wrapping_neg()
+            }
+            #[inline(always)]
+            fn abs(a: Self) -> Self {
+                a
+            }
+        }
+    };
+}
+
+signed_num!(i32, I32);
+signed_num!(i64, I64);
+unsigned_num!(u32, U32);
+unsigned_num!(u8, U8);
+
+/// numpy's bool arithmetic: `+` and `max` are or, `*` and `min` and. `- / % pow neg` are
+/// refused by the program compiler before a kernel exists; they are defined here only so
+/// that the trait is total (as their logical counterparts: xor, and, and, or, identity).
+impl Num for bool {
+    const ZERO: Self = false;
+    const ONE: Self = true;
+    const HIGHEST: Self = true;
+    const LOWEST: Self = false;
+    host_access!(bool, Bool);
 
     #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a | b
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        a ^ b
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a & b
+    }
+    #[inline(always)]
     fn div(a: Self, b: Self) -> Self {
-        a.checked_div(b).unwrap_or(0)
+        a & b
     }
     #[inline(always)]
     fn rem(a: Self, b: Self) -> Self {
-        a.checked_rem(b).unwrap_or(0)
+        a & !b
     }
     #[inline(always)]
-    fn pow(a: Self, e: Self) -> Self {
-        a.wrapping_pow(e)
+    fn pow(a: Self, b: Self) -> Self {
+        a | !b
+    }
+    #[inline(always)]
+    fn min(a: Self, b: Self) -> Self {
+        a & b
+    }
+    #[inline(always)]
+    fn max(a: Self, b: Self) -> Self {
+        a | b
     }
     #[inline(always)]
     fn neg(a: Self) -> Self {
-        a.wrapping_neg()
+        a
     }
     #[inline(always)]
     fn abs(a: Self) -> Self {
         a
+    }
+    #[inline(always)]
+    fn floor(a: Self) -> Self {
+        a
+    }
+    #[inline(always)]
+    fn ceil(a: Self) -> Self {
+        a
+    }
+    #[inline(always)]
+    fn round(a: Self) -> Self {
+        a
+    }
+    #[inline(always)]
+    fn from_bool(b: bool) -> Self {
+        b
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        false
     }
 }
 
@@ -407,11 +514,12 @@ macro_rules! int_bitwise {
     )*};
 }
 
-int_bitwise!(i32, u32);
+int_bitwise!(i32, u32, i64, u8, bool);
 
 /// Conversion with the IR's `cast` rules. Rust's `as` is exactly those rules: float to int
-/// truncates and saturates with NaN to 0, `i32`/`u32` reinterpret bits, to float rounds to
-/// nearest even.
+/// truncates and saturates with NaN to 0, between integers keeps the low bits (wrapping), to
+/// float rounds to nearest even; `bool` converts as 0 or 1, and to `bool` is `!= 0` (NaN
+/// true).
 pub(crate) trait CastTo<U>: Copy {
     fn cast(self) -> U;
 }
@@ -428,11 +536,40 @@ macro_rules! cast_impls {
 }
 
 cast_impls!(
-    f32 => [f32, f64, i32, u32];
-    f64 => [f32, f64, i32, u32];
-    i32 => [f32, f64, i32, u32];
-    u32 => [f32, f64, i32, u32];
+    f32 => [f32, f64, i32, u32, i64, u8];
+    f64 => [f32, f64, i32, u32, i64, u8];
+    i32 => [f32, f64, i32, u32, i64, u8];
+    u32 => [f32, f64, i32, u32, i64, u8];
+    i64 => [f32, f64, i32, u32, i64, u8];
+    u8 => [f32, f64, i32, u32, i64, u8];
 );
+
+macro_rules! bool_casts {
+    ($($t:ty),*) => {$(
+        impl CastTo<bool> for $t {
+            #[inline(always)]
+            fn cast(self) -> bool {
+                // `!=` is true for NaN, as numpy's `astype(bool)`.
+                self != (0 as $t)
+            }
+        }
+        impl CastTo<$t> for bool {
+            #[inline(always)]
+            fn cast(self) -> $t {
+                self as u8 as $t
+            }
+        }
+    )*};
+}
+
+bool_casts!(f32, f64, i32, u32, i64, u8);
+
+impl CastTo<bool> for bool {
+    #[inline(always)]
+    fn cast(self) -> bool {
+        self
+    }
+}
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
 macro_rules! with_dtype {
@@ -460,6 +597,18 @@ macro_rules! with_dtype {
             }
             polycompute_core::DType::BF16 => {
                 type $T = polycompute_core::bf16;
+                $body
+            }
+            polycompute_core::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            polycompute_core::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            polycompute_core::DType::Bool => {
+                type $T = bool;
                 $body
             }
         }

@@ -288,6 +288,44 @@ macro_rules! half_num {
                 self.widen() as u32
             }
         }
+        impl CastTo<i64> for $t {
+            #[inline(always)]
+            fn cast(self) -> i64 {
+                self.widen() as i64
+            }
+        }
+        impl CastTo<u8> for $t {
+            #[inline(always)]
+            fn cast(self) -> u8 {
+                self.widen() as u8
+            }
+        }
+        impl CastTo<bool> for $t {
+            #[inline(always)]
+            fn cast(self) -> bool {
+                self.widen() != 0.0
+            }
+        }
+        // i64 past 2^53 rounds twice (to f64, then to the half): far beyond f16's range,
+        // and the fold on the host does the same (core/src/expr/fold.rs).
+        impl CastTo<$t> for i64 {
+            #[inline(always)]
+            fn cast(self) -> $t {
+                $from_f64(self as f64)
+            }
+        }
+        impl CastTo<$t> for u8 {
+            #[inline(always)]
+            fn cast(self) -> $t {
+                $from_f64(self as f64)
+            }
+        }
+        impl CastTo<$t> for bool {
+            #[inline(always)]
+            fn cast(self) -> $t {
+                $from_f64(self as u8 as f64)
+            }
+        }
         // To a half: one rounding to nearest even from the exact value.
         impl CastTo<$t> for f32 {
             #[inline(always)]

@@ -305,7 +305,7 @@ impl CublasHandle {
             DType::F32 => self.strided_batched(self.api.sgemm, 1.0f32, 0.0, [a, b, c], dims),
             DType::F64 => self.strided_batched(self.api.dgemm, 1.0f64, 0.0, [a, b, c], dims),
             // Integers have no cuBLAS GEMM; halves go through `gemm_half` (GemmEx).
-            DType::I32 | DType::U32 | DType::F16 | DType::BF16 => return None,
+            DType::I32 | DType::U32 | DType::F16 | DType::BF16 | DType::I64 | DType::U8 | DType::Bool => return None,
         };
         Some(check(rc, "cuBLAS gemm"))
     }

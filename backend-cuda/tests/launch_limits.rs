@@ -198,6 +198,7 @@ fn fill(dev: &Dev, dtype: DType, len: usize) -> Buf {
         DType::BF16 => Scalar::BF16(polycompute_core::bf16::ONE),
         DType::F16 => Scalar::F16(polycompute_core::f16::ONE),
         DType::F32 => Scalar::F32(1.0),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     };
     dev.execute(&Op::Fill { fill: Fill::Constant(value), dtype, len }, &[]).unwrap_or_else(|e| panic!("fill: {e}"))
 }

@@ -23,18 +23,26 @@ pub enum DType {
     F16,
     /// bfloat16 ([`half::bf16`]): the upper 16 bits of an f32; computed like [`DType::F16`].
     BF16,
+    /// Two's-complement 64-bit signed integer (numpy's default integer).
+    I64,
+    /// 8-bit unsigned integer (bytes, images).
+    U8,
+    /// A truth value, one byte holding 0 or 1 (numpy's `bool_`): masks and comparisons.
+    Bool,
 }
 
 impl DType {
     /// Every dtype, in a fixed order.
-    pub const ALL: [DType; 6] = [DType::F32, DType::F64, DType::I32, DType::U32, DType::F16, DType::BF16];
+    pub const ALL: [DType; 9] =
+        [DType::F32, DType::F64, DType::I32, DType::U32, DType::F16, DType::BF16, DType::I64, DType::U8, DType::Bool];
 
     /// Size of one element in bytes.
     pub const fn size_bytes(self) -> usize {
         match self {
-            DType::F64 => 8,
+            DType::F64 | DType::I64 => 8,
             DType::F32 | DType::I32 | DType::U32 => 4,
             DType::F16 | DType::BF16 => 2,
+            DType::U8 | DType::Bool => 1,
         }
     }
 
@@ -42,7 +50,7 @@ impl DType {
     pub const fn is_float(self) -> bool {
         match self {
             DType::F32 | DType::F64 | DType::F16 | DType::BF16 => true,
-            DType::I32 | DType::U32 => false,
+            DType::I32 | DType::U32 | DType::I64 | DType::U8 | DType::Bool => false,
         }
     }
 
@@ -50,17 +58,48 @@ impl DType {
     pub const fn is_half(self) -> bool {
         match self {
             DType::F16 | DType::BF16 => true,
-            DType::F32 | DType::F64 | DType::I32 | DType::U32 => false,
+            DType::F32 | DType::F64 | DType::I32 | DType::U32 | DType::I64 | DType::U8 | DType::Bool => false,
         }
     }
 
-    /// True for I32 and U32.
+    /// True for the integers I32, U32, I64 and U8 (not [`DType::Bool`]).
     pub const fn is_int(self) -> bool {
         // Every dtype listed: a new one must say which it is.
         match self {
-            DType::I32 | DType::U32 => true,
-            DType::F32 | DType::F64 | DType::F16 | DType::BF16 => false,
+            DType::I32 | DType::U32 | DType::I64 | DType::U8 => true,
+            DType::F32 | DType::F64 | DType::F16 | DType::BF16 | DType::Bool => false,
         }
+    }
+
+    /// True for [`DType::Bool`].
+    ///
+    /// ```
+    /// use polycompute_core::DType;
+    /// assert!(DType::Bool.is_bool() && !DType::U8.is_bool());
+    /// ```
+    pub const fn is_bool(self) -> bool {
+        matches!(self, DType::Bool)
+    }
+
+    /// True for the signed integers I32 and I64.
+    ///
+    /// ```
+    /// use polycompute_core::DType;
+    /// assert!(DType::I64.is_signed_int() && !DType::U8.is_signed_int());
+    /// ```
+    pub const fn is_signed_int(self) -> bool {
+        matches!(self, DType::I32 | DType::I64)
+    }
+
+    /// True for the dtypes an index array may have (`take`, `index_select`,
+    /// `take_along_axis`, `scatter_add`): I32, U32 and I64.
+    ///
+    /// ```
+    /// use polycompute_core::DType;
+    /// assert!(DType::I64.is_index() && !DType::Bool.is_index());
+    /// ```
+    pub const fn is_index(self) -> bool {
+        matches!(self, DType::I32 | DType::U32 | DType::I64)
     }
 
     /// The lower-case name used in docs, the CLI and JSON (`f32`, `i32`, ...).
@@ -72,6 +111,9 @@ impl DType {
             DType::U32 => "u32",
             DType::F16 => "f16",
             DType::BF16 => "bf16",
+            DType::I64 => "i64",
+            DType::U8 => "u8",
+            DType::Bool => "bool",
         }
     }
 }
@@ -98,6 +140,12 @@ pub enum Scalar {
     F16(f16),
     /// A bf16 value.
     BF16(bf16),
+    /// An i64 value.
+    I64(i64),
+    /// A u8 value.
+    U8(u8),
+    /// A bool value.
+    Bool(bool),
 }
 
 impl Scalar {
@@ -110,10 +158,14 @@ impl Scalar {
             Scalar::U32(_) => DType::U32,
             Scalar::F16(_) => DType::F16,
             Scalar::BF16(_) => DType::BF16,
+            Scalar::I64(_) => DType::I64,
+            Scalar::U8(_) => DType::U8,
+            Scalar::Bool(_) => DType::Bool,
         }
     }
 
-    /// The value as f64 (exact for every dtype).
+    /// The value as f64 (exact for every dtype but i64, which rounds to nearest beyond
+    /// 2^53; `true` is 1).
     pub fn to_f64(self) -> f64 {
         match self {
             Scalar::F32(v) => v as f64,
@@ -122,6 +174,9 @@ impl Scalar {
             Scalar::U32(v) => v as f64,
             Scalar::F16(v) => v.to_f64(),
             Scalar::BF16(v) => v.to_f64(),
+            Scalar::I64(v) => v as f64,
+            Scalar::U8(v) => v as f64,
+            Scalar::Bool(v) => v as u8 as f64,
         }
     }
 
@@ -134,6 +189,9 @@ impl Scalar {
             Scalar::U32(v) => v as u64,
             Scalar::F16(v) => v.to_bits() as u64,
             Scalar::BF16(v) => v.to_bits() as u64,
+            Scalar::I64(v) => v as u64,
+            Scalar::U8(v) => v as u64,
+            Scalar::Bool(v) => v as u64,
         }
     }
 
@@ -146,6 +204,9 @@ impl Scalar {
             DType::U32 => Scalar::U32(0),
             DType::F16 => Scalar::F16(f16::ZERO),
             DType::BF16 => Scalar::BF16(bf16::ZERO),
+            DType::I64 => Scalar::I64(0),
+            DType::U8 => Scalar::U8(0),
+            DType::Bool => Scalar::Bool(false),
         }
     }
 }
@@ -174,6 +235,9 @@ impl fmt::Display for Scalar {
             Scalar::U32(v) => write!(f, "{v}u32"),
             Scalar::F16(v) => write!(f, "{v:?}f16"),
             Scalar::BF16(v) => write!(f, "{v:?}bf16"),
+            Scalar::I64(v) => write!(f, "{v}i64"),
+            Scalar::U8(v) => write!(f, "{v}u8"),
+            Scalar::Bool(v) => write!(f, "{v}"),
         }
     }
 }
@@ -193,6 +257,12 @@ pub enum HostSlice<'a> {
     F16(&'a [f16]),
     /// bf16 elements.
     BF16(&'a [bf16]),
+    /// i64 elements.
+    I64(&'a [i64]),
+    /// u8 elements.
+    U8(&'a [u8]),
+    /// bool elements.
+    Bool(&'a [bool]),
 }
 
 impl HostSlice<'_> {
@@ -205,6 +275,9 @@ impl HostSlice<'_> {
             HostSlice::U32(_) => DType::U32,
             HostSlice::F16(_) => DType::F16,
             HostSlice::BF16(_) => DType::BF16,
+            HostSlice::I64(_) => DType::I64,
+            HostSlice::U8(_) => DType::U8,
+            HostSlice::Bool(_) => DType::Bool,
         }
     }
 
@@ -217,6 +290,9 @@ impl HostSlice<'_> {
             HostSlice::U32(s) => s.len(),
             HostSlice::F16(s) => s.len(),
             HostSlice::BF16(s) => s.len(),
+            HostSlice::I64(s) => s.len(),
+            HostSlice::U8(s) => s.len(),
+            HostSlice::Bool(s) => s.len(),
         }
     }
 
@@ -234,6 +310,9 @@ impl HostSlice<'_> {
             HostSlice::U32(s) => HostVec::U32(s.to_vec()),
             HostSlice::F16(s) => HostVec::F16(s.to_vec()),
             HostSlice::BF16(s) => HostVec::BF16(s.to_vec()),
+            HostSlice::I64(s) => HostVec::I64(s.to_vec()),
+            HostSlice::U8(s) => HostVec::U8(s.to_vec()),
+            HostSlice::Bool(s) => HostVec::Bool(s.to_vec()),
         }
     }
 }
@@ -253,6 +332,12 @@ pub enum HostVec {
     F16(Vec<f16>),
     /// bf16 elements.
     BF16(Vec<bf16>),
+    /// i64 elements.
+    I64(Vec<i64>),
+    /// u8 elements.
+    U8(Vec<u8>),
+    /// bool elements.
+    Bool(Vec<bool>),
 }
 
 impl HostVec {
@@ -280,6 +365,9 @@ impl HostVec {
             HostVec::U32(v) => HostSlice::U32(v),
             HostVec::F16(v) => HostSlice::F16(v),
             HostVec::BF16(v) => HostSlice::BF16(v),
+            HostVec::I64(v) => HostSlice::I64(v),
+            HostVec::U8(v) => HostSlice::U8(v),
+            HostVec::Bool(v) => HostSlice::Bool(v),
         }
     }
 }
@@ -292,16 +380,22 @@ mod sealed {
     impl Sealed for u32 {}
     impl Sealed for super::f16 {}
     impl Sealed for super::bf16 {}
+    impl Sealed for i64 {}
+    impl Sealed for u8 {}
+    impl Sealed for bool {}
 }
 
-/// A Rust scalar type that polycompute arrays can hold: `f32`, `f64`, `i32`, `u32`, and the
-/// half types [`f16`](struct@f16) and [`bf16`] of the `half` crate (re-exported here).
+/// A Rust scalar type that polycompute arrays can hold: `f32`, `f64`, `i32`, `u32`, `i64`,
+/// `u8`, `bool`, and the half types [`f16`](struct@f16) and [`bf16`] of the `half` crate
+/// (re-exported here).
 ///
 /// ```
 /// use polycompute_core::{bf16, f16, DType, Element};
 /// assert_eq!(<f32 as Element>::DTYPE, DType::F32);
 /// assert_eq!(<f16 as Element>::DTYPE, DType::F16);
 /// assert_eq!(bf16::from_f32(1.5).to_scalar().dtype(), DType::BF16);
+/// assert_eq!(<bool as Element>::DTYPE, DType::Bool);
+/// assert_eq!(7i64.to_scalar(), polycompute_core::Scalar::I64(7));
 /// ```
 pub trait Element:
     sealed::Sealed
@@ -365,3 +459,6 @@ element!(i32, I32, f64);
 element!(u32, U32, f64);
 element!(f16, F16, f16);
 element!(bf16, BF16, bf16);
+element!(i64, I64, f64);
+element!(u8, U8, f64);
+element!(bool, Bool, f64);

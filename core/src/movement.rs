@@ -4,7 +4,7 @@
 //! [`DeviceArray::contiguous`]). The semantics are numpy's, written out on each op in
 //! [`crate::op::Op`].
 //!
-//! Index arrays (`u32` or `i32`; negative indices count from the end) are checked before
+//! Index arrays (`u32`, `i32` or `i64`; negative indices count from the end) are checked before
 //! the op is queued: the array layer computes the index array's minimum and maximum with
 //! the ordinary reductions on its device and downloads those two scalars, so an index
 //! out of range is an [`Error::IndexOutOfRange`] returned by the call itself, on every
@@ -13,21 +13,23 @@
 use crate::array::{same_device, DeviceArray};
 use crate::axis::Axis;
 use crate::backend::BufferRef;
-use crate::dtype::{DType, Element};
+use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::op::{Op, ScanKind};
 use crate::shape::Shape;
 
-/// The element types an index array may have: `u32` and `i32` (negative counts from
-/// the end of the axis).
+/// The element types an index array may have: `u32`, `i32` and `i64` (negative counts
+/// from the end of the axis).
 pub trait IndexElement: Element + sealed::Sealed {}
 impl IndexElement for u32 {}
 impl IndexElement for i32 {}
+impl IndexElement for i64 {}
 
 mod sealed {
     pub trait Sealed {}
     impl Sealed for u32 {}
     impl Sealed for i32 {}
+    impl Sealed for i64 {}
 }
 
 impl<T: Element> DeviceArray<T> {
@@ -298,12 +300,20 @@ fn check_indices<I: IndexElement>(indices: &DeviceArray<I>, n: usize, op: &'stat
     if indices.is_empty() {
         return Ok(());
     }
-    let as_i64 = |a: DeviceArray<I>| -> Result<i64> { Ok(a.to_scalar()?.to_scalar().to_f64() as i64) };
+    // Exact for every index dtype (through f64 an i64 past 2^53 would round).
+    let as_i64 = |a: DeviceArray<I>| -> Result<i64> {
+        Ok(match a.to_scalar()?.to_scalar() {
+            Scalar::I64(v) => v,
+            Scalar::I32(v) => v as i64,
+            Scalar::U32(v) => v as i64,
+            s => s.to_f64() as i64,
+        })
+    };
     let max = as_i64(indices.max(None)?)?;
     if max >= n as i64 {
         return Err(Error::IndexOutOfRange { op, argument: "indices", index: max, len: n });
     }
-    if I::DTYPE == DType::I32 {
+    if I::DTYPE.is_signed_int() {
         let min = as_i64(indices.min(None)?)?;
         if min < -(n as i64) {
             return Err(Error::IndexOutOfRange { op, argument: "indices", index: min, len: n });

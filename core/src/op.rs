@@ -275,7 +275,8 @@ impl ReduceKind {
     pub const fn output_dtype(self, dtype: DType) -> DType {
         match self {
             ReduceKind::ArgMin | ReduceKind::ArgMax => DType::U32,
-            ReduceKind::Mean if dtype.is_int() => DType::F64,
+            // The mean of bools is the fraction that are true, as numpy's.
+            ReduceKind::Mean if !dtype.is_float() => DType::F64,
             _ => dtype,
         }
     }
@@ -308,6 +309,29 @@ pub enum Fill {
 pub const MAX_ELEMENTS: usize = u32::MAX as usize;
 
 impl Op {
+    /// Every dtype the op reads, computes in or writes, given its inputs' dtypes (in that
+    /// order, repeats kept): what a backend checks against the dtypes it runs before it
+    /// plans anything (a map's intermediate `cast(x, bool)` included).
+    ///
+    /// ```
+    /// use polycompute_core::{DType, Expr, Op, Program, Shape};
+    /// let program = Program::compile(&Expr::arg(0).gt(0.0).cast(DType::Bool), &[DType::F32]).unwrap();
+    /// let s = Shape::new(&[4]).unwrap();
+    /// let op = Op::Map { program: program.into(), input_shapes: vec![s.clone()], shape: s };
+    /// assert!(op.dtypes_used(&[DType::F32]).contains(&DType::Bool));
+    /// ```
+    pub fn dtypes_used(&self, inputs: &[DType]) -> Vec<DType> {
+        let mut out = inputs.to_vec();
+        match self {
+            Op::Map { program, .. } | Op::MapViews { program, .. } => out.extend(program.insts.iter().map(|i| i.dtype)),
+            Op::Cast { to } => out.push(*to),
+            Op::Fill { dtype, .. } => out.push(*dtype),
+            Op::Pad { value, .. } => out.push(value.dtype()),
+            _ => {}
+        }
+        out
+    }
+
     /// Short name for errors and reports (`map`, `sum`, `matmul`, ...).
     pub fn name(&self) -> &'static str {
         match self {
@@ -396,6 +420,9 @@ impl Op {
                         Shape::new(&dims)?
                     }
                 };
+                if dtype.is_bool() && matches!(kind, ReduceKind::Sum | ReduceKind::Prod) {
+                    return Err(bool_unsupported(kind.name()));
+                }
                 let reduced = axis.map_or(shape.numel(), |a| shape.dims()[a]);
                 if kind.needs_elements() && reduced == 0 {
                     return Err(Error::EmptyReduction { op: kind.name() });
@@ -451,8 +478,11 @@ impl Op {
                             found: s.dtype(),
                         });
                     }
-                    Fill::Normal { .. } if dtype.is_int() => {
+                    Fill::Normal { .. } if !dtype.is_float() => {
                         return Err(Error::Unsupported { op: "normal fill".into(), dtype: *dtype, device: None });
+                    }
+                    Fill::Uniform { .. } if matches!(dtype, DType::I64 | DType::U8 | DType::Bool) => {
+                        return Err(Error::Unsupported { op: "uniform fill".into(), dtype: *dtype, device: None });
                     }
                     _ => {}
                 }
@@ -571,6 +601,9 @@ impl Op {
             }
             Op::Scan { kind, axis, shape } => {
                 let (dtype, s) = inputs[0];
+                if dtype.is_bool() {
+                    return Err(bool_unsupported(kind.name()));
+                }
                 declared_is(s, shape, kind.name(), 0)?;
                 axis_in(*axis, shape, kind.name())?;
                 check_len(shape.numel(), kind.name())?;
@@ -674,14 +707,33 @@ fn axis_in(axis: usize, shape: &Shape, op: &'static str) -> Result<()> {
     Ok(())
 }
 
-/// Checks an index input: `u32` or `i32`, of the declared shape.
+/// numpy promotes the sum, product and running sums of bools to an integer; polycompute
+/// never changes a dtype implicitly, so they are refused with the calls that do it.
+fn bool_unsupported(op: &str) -> Error {
+    Error::Unsupported {
+        op: format!("{op} (count with count_nonzero, or cast the bools to an integer first)"),
+        dtype: DType::Bool,
+        device: None,
+    }
+}
+
+/// Checks an index input: `u32`, `i32` or `i64`, of the declared shape.
 fn index_input((dtype, s): (DType, &Shape), declared: &Shape, op: &'static str) -> Result<()> {
     declared_is(s, declared, op, 1)?;
-    if !matches!(dtype, DType::U32 | DType::I32) {
+    if dtype == DType::Bool {
         return Err(Error::InvalidArgument {
             op,
             argument: "indices",
-            why: format!("indices are {dtype}; use u32 or i32 (cast them first)"),
+            why: "indices are bool, a mask, not positions; select with where_(mask, a, b), count with \
+                  count_nonzero, or cast the mask to an integer for indices 0 and 1"
+                .into(),
+        });
+    }
+    if !dtype.is_index() {
+        return Err(Error::InvalidArgument {
+            op,
+            argument: "indices",
+            why: format!("indices are {dtype}; use u32, i32 or i64 (cast them first)"),
         });
     }
     Ok(())

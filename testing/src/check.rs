@@ -561,7 +561,8 @@ pub fn format_value(dtype: DType, v: f64) -> String {
     match dtype {
         DType::F32 => format!("{:?}", v as f32),
         DType::F64 => format!("{v:?}"),
-        DType::I32 | DType::U32 => format!("{}", v as i64),
+        DType::I32 | DType::U32 | DType::I64 | DType::U8 => format!("{}", v as i64),
+        DType::Bool => format!("{}", v != 0.0),
         DType::F16 => format!("{:?}", polycompute_core::halves::f16_from_f64(v)),
         DType::BF16 => format!("{:?}", polycompute_core::halves::bf16_from_f64(v)),
     }

@@ -83,6 +83,9 @@ impl Gen {
                         HostVec::U32(v) => v[i] = x as u32,
                         HostVec::F16(v) => v[i] = polycompute_core::halves::f16_from_f64(x),
                         HostVec::BF16(v) => v[i] = polycompute_core::halves::bf16_from_f64(x),
+                        HostVec::I64(v) => v[i] = x as i64,
+                        HostVec::U8(v) => v[i] = x as u8,
+                        HostVec::Bool(v) => v[i] = x != 0.0,
                     }
                 }
                 v
@@ -150,6 +153,10 @@ fn uniform_host(dtype: DType, len: usize, seed: u64, lo: f64, hi: f64) -> HostVe
         DType::F64 => HostVec::F64((0..len).map(|_| lo + (hi - lo) * w.unit()).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as u32).collect()),
+        DType::I64 => HostVec::I64((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as i64).collect()),
+        DType::U8 => HostVec::U8((0..len).map(|_| (lo + ((hi - lo + 1.0) * w.unit()).floor()) as u8).collect()),
+        // A fair coin whatever the range.
+        DType::Bool => HostVec::Bool((0..len).map(|_| w.next() & 1 == 1).collect()),
         // One word per element, 24 bits, rounded once to the half type.
         DType::F16 => HostVec::F16(
             (0..len)
@@ -177,6 +184,9 @@ fn ints(dtype: DType, len: usize, seed: u64, lo: i64, hi: i64) -> HostVec {
         DType::F64 => HostVec::F64((0..len).map(|_| next() as f64).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| next() as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| next() as u32).collect()),
+        DType::I64 => HostVec::I64((0..len).map(|_| next()).collect()),
+        DType::U8 => HostVec::U8((0..len).map(|_| next() as u8).collect()),
+        DType::Bool => HostVec::Bool((0..len).map(|_| next() != 0).collect()),
         DType::F16 => HostVec::F16((0..len).map(|_| polycompute_core::halves::f16_from_f64(next() as f64)).collect()),
         DType::BF16 => {
             HostVec::BF16((0..len).map(|_| polycompute_core::halves::bf16_from_f64(next() as f64)).collect())
@@ -198,6 +208,9 @@ fn wide(dtype: DType, len: usize, seed: u64, max_exp: i32) -> HostVec {
         DType::F64 => HostVec::F64((0..len).map(|_| float()).collect()),
         DType::I32 => HostVec::I32((0..len).map(|_| w.next() as i32).collect()),
         DType::U32 => HostVec::U32((0..len).map(|_| w.next()).collect()),
+        DType::I64 => HostVec::I64((0..len).map(|_| ((w.next() as u64) << 32 | w.next() as u64) as i64).collect()),
+        DType::U8 => HostVec::U8((0..len).map(|_| w.next() as u8).collect()),
+        DType::Bool => HostVec::Bool((0..len).map(|_| w.next() & 1 == 1).collect()),
         DType::F16 => HostVec::F16((0..len).map(|_| polycompute_core::halves::f16_from_f64(float())).collect()),
         DType::BF16 => HostVec::BF16((0..len).map(|_| polycompute_core::halves::bf16_from_f64(float())).collect()),
     }
@@ -214,6 +227,9 @@ fn cycle(values: HostVec, len: usize) -> HostVec {
         HostVec::U32(v) => HostVec::U32(rep(&v, len)),
         HostVec::F16(v) => HostVec::F16(rep(&v, len)),
         HostVec::BF16(v) => HostVec::BF16(rep(&v, len)),
+        HostVec::I64(v) => HostVec::I64(rep(&v, len)),
+        HostVec::U8(v) => HostVec::U8(rep(&v, len)),
+        HostVec::Bool(v) => HostVec::Bool(rep(&v, len)),
     }
 }
 

@@ -92,6 +92,10 @@ fn values(data: &HostVec) -> Vec<f64> {
         HostVec::U32(v) => v.iter().map(|&x| x as f64).collect(),
         HostVec::F16(v) => v.iter().map(|&x| x.to_f64()).collect(),
         HostVec::BF16(v) => v.iter().map(|&x| x.to_f64()).collect(),
+        // Past 2^53 an i64 rounds here; the digest below holds its exact bits.
+        HostVec::I64(v) => v.iter().map(|&x| x as f64).collect(),
+        HostVec::U8(v) => v.iter().map(|&x| x as f64).collect(),
+        HostVec::Bool(v) => v.iter().map(|&x| x as u8 as f64).collect(),
     }
 }
 
@@ -115,6 +119,9 @@ fn digest(out: &HostArray) -> String {
         HostVec::U32(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
         HostVec::F16(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
         HostVec::BF16(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        HostVec::I64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        HostVec::U8(v) => v.iter().for_each(|x| eat(&[*x])),
+        HostVec::Bool(v) => v.iter().for_each(|x| eat(&[*x as u8])),
     }
     format!("fnv1a64 {h:016x}")
 }

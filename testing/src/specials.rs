@@ -156,6 +156,41 @@ const I32: [i32; 20] = [
 /// More i32 values for the extended set: shift amounts at the word size.
 const I32_MORE: [i32; 2] = [31, 32];
 
+/// The curated i64 specials: 0, ±1, small values, the i32 and u32 limits (where a narrower
+/// index would wrap), values past 2^32 and 2^53 (where f64 stops holding every integer),
+/// and the i64 extremes with their neighbours.
+const I64: [i64; 20] = [
+    0,
+    1,
+    -1,
+    2,
+    -2,
+    7,
+    -7,
+    i32::MAX as i64,
+    i32::MIN as i64,
+    u32::MAX as i64,
+    1 << 32,
+    -(1 << 32),
+    (1 << 53) + 1,
+    -(1 << 53) - 1,
+    i64::MAX,
+    i64::MAX - 1,
+    i64::MIN,
+    i64::MIN + 1,
+    1 << 62,
+    3_000_000_000,
+];
+
+/// More i64 values for the extended set: shift amounts at the word size.
+const I64_MORE: [i64; 2] = [63, 64];
+
+/// The curated u8 specials: 0, 1, the wrap-around corners 127/128/255 and small values.
+const U8: [u8; 10] = [0, 1, 2, 3, 7, 16, 127, 128, 254, 255];
+
+/// More u8 values for the extended set.
+const U8_MORE: [u8; 2] = [8, 200];
+
 /// The curated u32 specials: as [`I32`], and the values around 2^31 and 2^32.
 const U32: [u32; 15] = [
     0,
@@ -264,6 +299,18 @@ specials!(f16, float_specials(&F16), F16_MORE);
 specials!(bf16, float_specials(&BF16), BF16_MORE);
 specials!(i32, I32.to_vec(), I32_MORE);
 specials!(u32, U32.to_vec(), U32_MORE);
+specials!(i64, I64.to_vec(), I64_MORE);
+specials!(u8, U8.to_vec(), U8_MORE);
+
+/// Both truth values; the extended set adds nothing, there is nothing else.
+impl Specials for bool {
+    fn specials() -> Vec<bool> {
+        vec![false, true]
+    }
+    fn extended() -> Vec<bool> {
+        vec![false, true]
+    }
+}
 
 /// The curated f32 specials.
 pub fn f32() -> Vec<f32> {
@@ -300,6 +347,9 @@ pub fn of(dtype: DType) -> HostVec {
         DType::U32 => HostVec::U32(u32()),
         DType::F16 => HostVec::F16(<f16 as Specials>::specials()),
         DType::BF16 => HostVec::BF16(<bf16 as Specials>::specials()),
+        DType::I64 => HostVec::I64(<i64 as Specials>::specials()),
+        DType::U8 => HostVec::U8(<u8 as Specials>::specials()),
+        DType::Bool => HostVec::Bool(<bool as Specials>::specials()),
     }
 }
 
@@ -312,6 +362,9 @@ pub fn extended_of(dtype: DType) -> HostVec {
         DType::U32 => HostVec::U32(<u32 as Specials>::extended()),
         DType::F16 => HostVec::F16(<f16 as Specials>::extended()),
         DType::BF16 => HostVec::BF16(<bf16 as Specials>::extended()),
+        DType::I64 => HostVec::I64(<i64 as Specials>::extended()),
+        DType::U8 => HostVec::U8(<u8 as Specials>::extended()),
+        DType::Bool => HostVec::Bool(<bool as Specials>::extended()),
     }
 }
 
@@ -349,6 +402,18 @@ pub fn host_pairs(values: &HostVec) -> (HostVec, HostVec) {
             let (a, b) = pairs(v);
             (HostVec::BF16(a), HostVec::BF16(b))
         }
+        HostVec::I64(v) => {
+            let (a, b) = pairs(v);
+            (HostVec::I64(a), HostVec::I64(b))
+        }
+        HostVec::U8(v) => {
+            let (a, b) = pairs(v);
+            (HostVec::U8(a), HostVec::U8(b))
+        }
+        HostVec::Bool(v) => {
+            let (a, b) = pairs(v);
+            (HostVec::Bool(a), HostVec::Bool(b))
+        }
     }
 }
 
@@ -362,7 +427,8 @@ mod tests {
 
     #[test]
     fn curated_sets_hold_the_corner_cases_once_each() {
-        for set in [bits(&f32()), bits(&f64()), bits(&i32()), bits(&u32())] {
+        let (i64s, u8s) = (<i64 as Specials>::specials(), <u8 as Specials>::specials());
+        for set in [bits(&f32()), bits(&f64()), bits(&i32()), bits(&u32()), bits(&i64s), bits(&u8s)] {
             let mut unique = set.clone();
             unique.sort_unstable();
             unique.dedup();
@@ -396,6 +462,8 @@ mod tests {
         check::<f64>();
         check::<i32>();
         check::<u32>();
+        check::<i64>();
+        check::<u8>();
         // 16_777_217 rounds to 2^24 in f32, which the curated set has already.
         assert_eq!(<f32 as Specials>::extended().len(), 32 + 15);
     }

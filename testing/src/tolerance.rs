@@ -193,7 +193,7 @@ pub fn epsilon(dtype: DType) -> f64 {
     match dtype {
         DType::F32 => f32::EPSILON as f64,
         DType::F64 => f64::EPSILON,
-        DType::I32 | DType::U32 => 0.0,
+        DType::I32 | DType::U32 | DType::I64 | DType::U8 | DType::Bool => 0.0,
         DType::F16 => polycompute_core::f16::EPSILON.to_f64(),
         DType::BF16 => polycompute_core::bf16::EPSILON.to_f64(),
     }
@@ -288,6 +288,22 @@ pub fn compare(got: &HostVec, want: &HostVec, tolerance: &Tolerance) -> Result<C
                 each(i, g as f64, w as f64, Some(g.abs_diff(w) as u64), g == w);
             }
         }
+        // i64 compares exactly by value (`g == w`); the f64s are only for the message.
+        (HostVec::I64(g), HostVec::I64(w)) => {
+            for (i, (&g, &w)) in g.iter().zip(w).enumerate() {
+                each(i, g as f64, w as f64, Some(g.abs_diff(w)), g == w);
+            }
+        }
+        (HostVec::U8(g), HostVec::U8(w)) => {
+            for (i, (&g, &w)) in g.iter().zip(w).enumerate() {
+                each(i, g as f64, w as f64, Some(g.abs_diff(w) as u64), g == w);
+            }
+        }
+        (HostVec::Bool(g), HostVec::Bool(w)) => {
+            for (i, (&g, &w)) in g.iter().zip(w).enumerate() {
+                each(i, g as u8 as f64, w as u8 as f64, Some((g != w) as u64), g == w);
+            }
+        }
         _ => unreachable!("the dtypes were checked equal above"),
     }
     Ok(out)
@@ -312,7 +328,9 @@ pub fn compare_value(dtype: DType, index: usize, got: f64, want: f64, tolerance:
             let (g, w) = (polycompute_core::halves::bf16_from_f64(got), polycompute_core::halves::bf16_from_f64(want));
             ((!g.is_nan() && !w.is_nan()).then(|| ulps::distance(g, w)), g.to_bits() == w.to_bits())
         }
-        DType::I32 | DType::U32 => (Some((got - want).abs() as u64), got == want),
+        DType::I32 | DType::U32 | DType::I64 | DType::U8 | DType::Bool => {
+            (Some((got - want).abs() as u64), got == want)
+        }
     };
     let ok = matches_one(tolerance, dtype, index, got, want, ulps, bits_equal);
     (!ok).then_some(ElementDiff { index, got, want, ulps })

@@ -345,7 +345,7 @@ macro_rules! scalar_left {
     )*};
 }
 
-scalar_left!(f32, f64, i32, u32, f16, bf16);
+scalar_left!(f32, f64, i32, u32, f16, bf16, i64, u8, bool);
 
 fn not_an_operator(op: BinaryOp) -> Error {
     Error::InvalidArgument { op: "corpus", argument: "op", why: format!("{} has no Rust operator", op.name()) }
@@ -399,6 +399,9 @@ pub fn execute(device: &Device, call: &ArrayCall, inputs: &[Input]) -> Result<Ho
         DType::U32 => run::<u32>(device, call, inputs),
         DType::F16 => run::<f16>(device, call, inputs),
         DType::BF16 => run::<bf16>(device, call, inputs),
+        DType::I64 => run::<i64>(device, call, inputs),
+        DType::U8 => run::<u8>(device, call, inputs),
+        DType::Bool => run::<bool>(device, call, inputs),
     }
 }
 
@@ -512,6 +515,9 @@ fn run<T: Element + ScalarLeft>(device: &Device, call: &ArrayCall, inputs: &[Inp
                 HostVec::U32(v) => where_(&device.from_slice(v, dims)?, a, b)?,
                 HostVec::F16(v) => where_(&device.from_slice(v, dims)?, a, b)?,
                 HostVec::BF16(v) => where_(&device.from_slice(v, dims)?, a, b)?,
+                HostVec::I64(v) => where_(&device.from_slice(v, dims)?, a, b)?,
+                HostVec::U8(v) => where_(&device.from_slice(v, dims)?, a, b)?,
+                HostVec::Bool(v) => where_(&device.from_slice(v, dims)?, a, b)?,
             }
         }
         CallKind::MapScaled => {
@@ -524,6 +530,9 @@ fn run<T: Element + ScalarLeft>(device: &Device, call: &ArrayCall, inputs: &[Inp
                 HostVec::U32(v) => scaled(&x, &device.from_slice(v, dims)?)?,
                 HostVec::F16(v) => scaled(&x, &device.from_slice(v, dims)?)?,
                 HostVec::BF16(v) => scaled(&x, &device.from_slice(v, dims)?)?,
+                HostVec::I64(v) => scaled(&x, &device.from_slice(v, dims)?)?,
+                HostVec::U8(v) => scaled(&x, &device.from_slice(v, dims)?)?,
+                HostVec::Bool(v) => scaled(&x, &device.from_slice(v, dims)?)?,
             }
         }
         CallKind::Arange { start, stop, step } => device.arange(typed(*start)?, typed(*stop)?, typed(*step)?)?,

@@ -113,6 +113,9 @@ pub fn execute(device: &Device, call: &AxesCall, inputs: &[Input]) -> Result<Hos
         HostVec::U32(v) => run(&device.from_slice(v, dims)?, call),
         HostVec::F16(v) => run(&device.from_slice(v, dims)?, call),
         HostVec::BF16(v) => run(&device.from_slice(v, dims)?, call),
+        HostVec::I64(v) => run(&device.from_slice(v, dims)?, call),
+        HostVec::U8(v) => run(&device.from_slice(v, dims)?, call),
+        HostVec::Bool(v) => run(&device.from_slice(v, dims)?, call),
     }
 }
 

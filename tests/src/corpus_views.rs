@@ -139,6 +139,9 @@ fn pad_cases(add: &mut Add<'_>, dtype: DType) {
         DType::U32 => Scalar::U32(u32::MAX),
         DType::F16 => Scalar::F16(polycompute::f16::NEG_ZERO),
         DType::BF16 => Scalar::BF16(polycompute::bf16::NAN),
+        DType::I64 => Scalar::I64(i64::MIN),
+        DType::U8 => Scalar::U8(u8::MAX),
+        DType::Bool => Scalar::Bool(true),
     };
     type Widths<'a> = &'a [(usize, usize)];
     let cases: [(&[usize], Widths<'_>); 4] = [

@@ -58,6 +58,9 @@ pub fn format_value(v: &HostVec, i: usize) -> String {
         HostVec::U32(x) => x[i].to_string(),
         HostVec::F16(x) => format!("{:?}", x[i]),
         HostVec::BF16(x) => format!("{:?}", x[i]),
+        HostVec::I64(x) => x[i].to_string(),
+        HostVec::U8(x) => x[i].to_string(),
+        HostVec::Bool(x) => x[i].to_string(),
     }
 }
 

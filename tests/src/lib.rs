@@ -13,6 +13,7 @@
 pub mod corpus;
 pub mod corpus_array;
 pub mod corpus_axes;
+mod corpus_dtypes;
 mod corpus_sizes;
 mod corpus_views;
 pub mod golden;

@@ -73,12 +73,11 @@ pub fn concat(inputs: &[Input], axis: usize) -> Result<Reference, String> {
 /// Index `k` of an index array as a position on an axis of length `n` (negative from the end).
 fn position(idx: &HostVec, k: usize, n: usize) -> Result<usize, String> {
     let i = match get(idx, k) {
-        Scalar::I32(i) => i as i64,
-        Scalar::U32(i) => i as i64,
+        s @ (Scalar::I32(_) | Scalar::U32(_) | Scalar::I64(_)) => super::scalar::int_value(s).unwrap_or(0),
         s => return Err(format!("index of dtype {}", s.dtype())),
     };
-    let p = if i < 0 { i + n as i64 } else { i };
-    if p < 0 || p >= n as i64 {
+    let p = if i < 0 { i + n as i128 } else { i };
+    if p < 0 || p >= n as i128 {
         return Err(format!("index {i} out of range for {n}"));
     }
     Ok(p as usize)
@@ -227,6 +226,10 @@ pub fn scan(a: &Input, kind: ScanKind, axis: usize) -> Result<Reference, String>
 
 /// numpy's sort order: NaN after everything, `-0.0 == +0.0`, integers by value.
 fn numpy_order(a: Scalar, b: Scalar) -> Ordering {
+    if let (Some(x), Some(y)) = (super::scalar::int_value(a), super::scalar::int_value(b)) {
+        // Exactly (f64 would merge i64s past 2^53); false before true.
+        return x.cmp(&y);
+    }
     let (x, y) = (a.to_f64(), b.to_f64());
     match (x.is_nan(), y.is_nan()) {
         (true, true) => Ordering::Equal,

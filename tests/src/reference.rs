@@ -286,7 +286,7 @@ pub(crate) fn reduce_lane(kind: ReduceKind, dtype: DType, lane: &[Scalar]) -> (S
         }
         ReduceKind::Mean => {
             // Integers: the exact sum (at most 2^32 terms of 2^32 fits in i128), divided once.
-            let sum: i128 = lane.iter().map(|s| s.to_f64() as i128).sum();
+            let sum: i128 = lane.iter().map(|&s| scalar::int_value(s).unwrap_or(0)).sum();
             exact(Scalar::F64(sum as f64 / n as f64))
         }
         ReduceKind::Sum | ReduceKind::Prod => {
@@ -309,6 +309,13 @@ fn arg_extreme(kind: ReduceKind, lane: &[Scalar]) -> usize {
     }
     let mut best = 0;
     for (i, s) in lane.iter().enumerate().skip(1) {
+        if let (Some(x), Some(b)) = (scalar::int_value(*s), scalar::int_value(lane[best])) {
+            // Integers exactly (f64 would tie i64::MAX with its neighbour).
+            if (kind == ReduceKind::ArgMin && x < b) || (kind == ReduceKind::ArgMax && x > b) {
+                best = i;
+            }
+            continue;
+        }
         let (x, b) = (s.to_f64(), lane[best].to_f64());
         if (kind == ReduceKind::ArgMin && x < b) || (kind == ReduceKind::ArgMax && x > b) {
             best = i;

@@ -18,6 +18,34 @@ pub fn get(v: &HostVec, i: usize) -> Scalar {
         HostVec::U32(v) => Scalar::U32(v[i]),
         HostVec::F16(v) => Scalar::F16(v[i]),
         HostVec::BF16(v) => Scalar::BF16(v[i]),
+        HostVec::I64(v) => Scalar::I64(v[i]),
+        HostVec::U8(v) => Scalar::U8(v[i]),
+        HostVec::Bool(v) => Scalar::Bool(v[i]),
+    }
+}
+
+/// The exact value of an integer or bool scalar (`true` is 1), `None` for floats: what the
+/// reference compares and sums integers by (f64 loses i64s past 2^53).
+pub fn int_value(s: Scalar) -> Option<i128> {
+    match s {
+        Scalar::I32(v) => Some(v.into()),
+        Scalar::U32(v) => Some(v.into()),
+        Scalar::I64(v) => Some(v.into()),
+        Scalar::U8(v) => Some(v.into()),
+        Scalar::Bool(v) => Some(v.into()),
+        _ => None,
+    }
+}
+
+/// `v` wrapped into the integer `dtype` (its low bits, two's complement), or `v != 0` for bool.
+fn wrap(v: i128, dtype: DType) -> Scalar {
+    match dtype {
+        DType::I32 => Scalar::I32(v as i32),
+        DType::U32 => Scalar::U32(v as u32),
+        DType::I64 => Scalar::I64(v as i64),
+        DType::U8 => Scalar::U8(v as u8),
+        DType::Bool => Scalar::Bool(v != 0),
+        _ => Scalar::F64(v as f64),
     }
 }
 
@@ -34,6 +62,9 @@ impl Builder {
             DType::U32 => HostVec::U32(Vec::with_capacity(len)),
             DType::F16 => HostVec::F16(Vec::with_capacity(len)),
             DType::BF16 => HostVec::BF16(Vec::with_capacity(len)),
+            DType::I64 => HostVec::I64(Vec::with_capacity(len)),
+            DType::U8 => HostVec::U8(Vec::with_capacity(len)),
+            DType::Bool => HostVec::Bool(Vec::with_capacity(len)),
         })
     }
 
@@ -46,6 +77,9 @@ impl Builder {
             (HostVec::U32(v), Scalar::U32(x)) => v.push(x),
             (HostVec::F16(v), Scalar::F16(x)) => v.push(x),
             (HostVec::BF16(v), Scalar::BF16(x)) => v.push(x),
+            (HostVec::I64(v), Scalar::I64(x)) => v.push(x),
+            (HostVec::U8(v), Scalar::U8(x)) => v.push(x),
+            (HostVec::Bool(v), Scalar::Bool(x)) => v.push(x),
             (v, s) => {
                 let d = v.dtype();
                 self.push(cast(s, d));
@@ -78,13 +112,30 @@ pub fn truthy(c: Scalar) -> bool {
         Scalar::U32(x) => x != 0,
         Scalar::F16(x) => x.to_f64() != 0.0,
         Scalar::BF16(x) => x.to_f64() != 0.0,
+        Scalar::I64(x) => x != 0,
+        Scalar::U8(x) => x != 0,
+        Scalar::Bool(x) => x,
     }
 }
 
-/// `cast(x, to)`: float to integer truncates and saturates, NaN gives 0; `i32` and `u32`
-/// reinterpret each other's bits; to a float rounds to nearest even.
+/// `cast(x, to)`: float to integer truncates and saturates, NaN gives 0; between integers
+/// the low bits are kept (`i32` and `u32` reinterpret each other's bits); to a float rounds
+/// to nearest even; a bool is 0 or 1, and anything to bool is `!= 0` (NaN true).
 pub fn cast(x: Scalar, to: DType) -> Scalar {
+    if to == DType::Bool {
+        return Scalar::Bool(truthy(x));
+    }
+    if let Scalar::Bool(b) = x {
+        return cast(Scalar::U8(b.into()), to);
+    }
+    if let (Some(v), true) = (int_value(x), to.is_int()) {
+        return wrap(v, to);
+    }
     match (x, to) {
+        (x, DType::I64) => Scalar::I64(saturate(x.to_f64(), i64::MIN as f64, i64::MAX as f64) as i64),
+        (x, DType::U8) => Scalar::U8(saturate(x.to_f64(), 0.0, 255.0) as u8),
+        // One rounding from the exact integer (through f64 it could round twice).
+        (Scalar::I64(v), DType::F32) => Scalar::F32(v as f32),
         (Scalar::I32(v), DType::U32) => Scalar::U32(v as u32),
         (Scalar::U32(v), DType::I32) => Scalar::I32(v as i32),
         (Scalar::I32(v), DType::I32) => Scalar::I32(v),
@@ -97,6 +148,8 @@ pub fn cast(x: Scalar, to: DType) -> Scalar {
         // Every dtype's values are exact in f64: one rounding to nearest even, overflow to ±Inf.
         (x, DType::F16) => Scalar::F16(f16_from_f64(x.to_f64())),
         (x, DType::BF16) => Scalar::BF16(bf16_from_f64(x.to_f64())),
+        // Bool was answered above.
+        (_, DType::Bool) => Scalar::Bool(truthy(x)),
     }
 }
 
@@ -121,6 +174,20 @@ pub fn unary(op: UnaryOp, x: Scalar) -> Scalar {
             UnaryOp::Neg => v.wrapping_neg(),
             _ => v,
         }),
+        // Exact in i128, then wrapped: `abs(i64::MIN)` is 2^63, which wraps back to MIN.
+        Scalar::I64(_) | Scalar::U8(_) => {
+            let v = int_value(x).unwrap_or(0);
+            wrap(
+                match op {
+                    UnaryOp::Neg => -v,
+                    UnaryOp::Abs => v.abs(),
+                    _ => v,
+                },
+                x.dtype(),
+            )
+        }
+        // Only abs is defined on bools (the compiler refuses the rest); it keeps the value.
+        Scalar::Bool(_) => x,
         _ => float(x.dtype(), unary_f64(op, x.to_f64())),
     }
 }
@@ -152,6 +219,10 @@ pub fn binary(op: BinaryOp, a: Scalar, b: Scalar) -> Scalar {
     match (a, b) {
         (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(binary_i32(op, x, y)),
         (Scalar::U32(x), Scalar::U32(y)) => Scalar::U32(binary_u32(op, x, y)),
+        (Scalar::I64(_), Scalar::I64(_)) | (Scalar::U8(_), Scalar::U8(_)) => {
+            wrap(binary_wide(op, int_value(a).unwrap_or(0), int_value(b).unwrap_or(0), a.dtype()), a.dtype())
+        }
+        (Scalar::Bool(x), Scalar::Bool(y)) => Scalar::Bool(binary_bool(op, x, y)),
         _ => {
             let (x, y) = (a.to_f64(), b.to_f64());
             let bool_f = |c: bool| if c { 1.0 } else { 0.0 };
@@ -260,6 +331,77 @@ fn compare_or_bits<
         BinaryOp::Or => x | y,
         BinaryOp::Xor => x ^ y,
         _ => T::from(false),
+    }
+}
+
+/// `op(x, y)` of two integers of `dtype` computed exactly in i128 (before the caller wraps
+/// the result to the dtype): an independent route to the backends' wrapping arithmetic.
+fn binary_wide(op: BinaryOp, x: i128, y: i128, dtype: DType) -> i128 {
+    let floor_div = |x: i128, y: i128| {
+        let q = x / y;
+        if x % y != 0 && ((x < 0) != (y < 0)) {
+            q - 1
+        } else {
+            q
+        }
+    };
+    match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Sub => x - y,
+        BinaryOp::Mul => x * y,
+        BinaryOp::Div if y == 0 => 0,
+        // `i64::MIN / -1` is 2^63 here and wraps back to MIN.
+        BinaryOp::Div => floor_div(x, y),
+        BinaryOp::Rem if y == 0 => 0,
+        BinaryOp::Rem => x - floor_div(x, y) * y,
+        BinaryOp::Pow if y < 0 => match x {
+            1 => 1,
+            -1 if y % 2 == 0 => 1,
+            -1 => -1,
+            _ => 0,
+        },
+        BinaryOp::Pow => {
+            // Squaring modulo the dtype's width at every step keeps the numbers small.
+            // Residues below 2^64 multiply within u128.
+            let mask = (1u128 << (dtype.size_bytes() as u32 * 8)) - 1;
+            let (mut r, mut b, mut e) = (1u128, x as u128 & mask, y);
+            while e > 0 {
+                if e & 1 == 1 {
+                    r = (r * b) & mask;
+                }
+                b = (b * b) & mask;
+                e >>= 1;
+            }
+            r as i128
+        }
+        BinaryOp::Min => x.min(y),
+        BinaryOp::Max => x.max(y),
+        BinaryOp::Eq => (x == y).into(),
+        BinaryOp::Ne => (x != y).into(),
+        BinaryOp::Lt => (x < y).into(),
+        BinaryOp::Le => (x <= y).into(),
+        BinaryOp::Gt => (x > y).into(),
+        BinaryOp::Ge => (x >= y).into(),
+        BinaryOp::And => x & y,
+        BinaryOp::Or => x | y,
+        BinaryOp::Xor => x ^ y,
+    }
+}
+
+/// numpy's bool arithmetic: `+` is or, `*` is and (so are `max` and `min`); the type checker
+/// refuses `- / % pow`, so their `false` here is never compared.
+fn binary_bool(op: BinaryOp, x: bool, y: bool) -> bool {
+    match op {
+        BinaryOp::Add | BinaryOp::Or | BinaryOp::Max => x || y,
+        BinaryOp::Mul | BinaryOp::And | BinaryOp::Min => x && y,
+        BinaryOp::Xor => x != y,
+        BinaryOp::Eq => x == y,
+        BinaryOp::Ne => x != y,
+        BinaryOp::Lt => !x && y,
+        BinaryOp::Le => !x || y,
+        BinaryOp::Gt => x && !y,
+        BinaryOp::Ge => x || !y,
+        BinaryOp::Sub | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow => false,
     }
 }
 

@@ -6,11 +6,14 @@
 //! Every block's bytes are initialised: heap blocks are zeroed when made, mappings are
 //! zero pages from the kernel, and a recycled block holds what its last user wrote. So a
 //! kernel may write its output into a block without a zeroing pass first, and the block is
-//! viewed as any of the four element types through `bytemuck`, with no `unsafe`.
+//! viewed as any of the element types through `bytemuck`, with no `unsafe`. `bool` has
+//! invalid bit patterns (every byte but 0 and 1), so its views are checked casts: a bool
+//! output's bytes are zeroed before it is handed out to write (a recycled block may hold
+//! anything), and reading checks each byte, which cannot fail for a block written as bool.
 
 use std::io;
 
-use bytemuck::Pod;
+use bytemuck::{CheckedBitPattern, NoUninit};
 
 /// Transparent huge pages are 2 MiB on x86-64 and (with 4 KiB base pages) on AArch64.
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
@@ -73,14 +76,21 @@ impl Block {
     }
 
     /// The first `len` elements as `T` (`len` elements must fit).
-    pub(crate) fn typed<T: Pod>(&self, len: usize) -> &[T] {
-        // Both kinds of block start at least 8-byte aligned, so the cast cannot fail.
-        bytemuck::cast_slice(&self.as_bytes()[..len * size_of::<T>()])
+    pub(crate) fn typed<T: CheckedBitPattern + NoUninit>(&self, len: usize) -> &[T] {
+        // Both kinds of block start at least 8-byte aligned, and a block read as `T` was
+        // written as `T`, so the cast cannot fail (for types without invalid bit patterns
+        // the check compiles away).
+        bytemuck::checked::cast_slice(&self.as_bytes()[..len * size_of::<T>()])
     }
 
     /// The first `len` elements as `T`, to write (`len` elements must fit).
-    pub(crate) fn typed_mut<T: Pod>(&mut self, len: usize) -> &mut [T] {
-        bytemuck::cast_slice_mut(&mut self.as_bytes_mut()[..len * size_of::<T>()])
+    pub(crate) fn typed_mut<T: CheckedBitPattern + NoUninit>(&mut self, len: usize) -> &mut [T] {
+        let bytes = &mut self.as_bytes_mut()[..len * size_of::<T>()];
+        if bytemuck::checked::try_cast_slice::<u8, T>(bytes).is_err() {
+            // A recycled block's bytes are not valid `T`s (bools): zero them, which is.
+            bytes.fill(0);
+        }
+        bytemuck::checked::cast_slice_mut(bytes)
     }
 }
 

@@ -16,7 +16,7 @@ mod pressure;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytemuck::Pod;
+use bytemuck::{CheckedBitPattern, NoUninit};
 use polycompute_core::sync::LockUnpoisoned;
 use polycompute_core::{DeviceId, Error, MemoryStats, Result};
 
@@ -79,7 +79,7 @@ impl Pool {
 
     /// A buffer of `len` elements of `T`, from the cache when a block of its class is free.
     /// Its contents are unspecified (zeros or an earlier buffer's data): write every element.
-    pub(crate) fn alloc<T: Pod>(self: &Arc<Self>, len: usize) -> Result<Pooled> {
+    pub(crate) fn alloc<T: NoUninit>(self: &Arc<Self>, len: usize) -> Result<Pooled> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| self.oom(u64::MAX))?;
         let class = size_class(bytes);
         {
@@ -214,12 +214,12 @@ pub(crate) struct Pooled {
 
 impl Pooled {
     /// The first `len` elements as `T`.
-    pub(crate) fn typed<T: Pod>(&self, len: usize) -> &[T] {
+    pub(crate) fn typed<T: CheckedBitPattern + NoUninit>(&self, len: usize) -> &[T] {
         self.block().typed(len)
     }
 
     /// The first `len` elements as `T`, to write.
-    pub(crate) fn typed_mut<T: Pod>(&mut self, len: usize) -> &mut [T] {
+    pub(crate) fn typed_mut<T: CheckedBitPattern + NoUninit>(&mut self, len: usize) -> &mut [T] {
         match &mut self.block {
             Some(b) => b.typed_mut(len),
             None => unreachable!("a pooled block is present until drop"),

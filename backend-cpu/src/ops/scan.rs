@@ -64,7 +64,8 @@ pub(crate) fn run(kind: ScanKind, axis: usize, shape: &Shape, data: &[HostSlice<
     Ok(Output::host(match dtype {
         DType::F16 => host_vec(half_scan::<polycompute_core::f16>(typed(data[0]), kind, a)),
         DType::BF16 => host_vec(half_scan::<polycompute_core::bf16>(typed(data[0]), kind, a)),
-        DType::F32 | DType::F64 | DType::I32 | DType::U32 => {
+        // Bool scans are refused by the op's check; they would be running or / and.
+        DType::F32 | DType::F64 | DType::I32 | DType::U32 | DType::I64 | DType::U8 | DType::Bool => {
             with_dtype!(dtype, T => host_vec(scan::<T>(typed(data[0]), kind, a)))
         }
     }))

@@ -232,6 +232,9 @@ pub fn ctype(d: DType) -> &'static str {
         DType::U32 => "u32",
         DType::F16 => "pc_f16",
         DType::BF16 => "pc_bf16",
+        // Never reached (`device::not_yet`): no kernel is generated for them yet.
+        DType::I64 => "i64",
+        DType::U8 | DType::Bool => "u8",
     }
 }
 
@@ -246,6 +249,7 @@ pub fn bits_of_size(bytes: usize) -> &'static str {
     match bytes {
         8 => "u64",
         2 => "u16",
+        // 1-byte elements never reach a kernel yet (`device::not_yet`).
         _ => "u32",
     }
 }
@@ -259,6 +263,10 @@ pub fn literal(s: Scalar) -> String {
         Scalar::U32(v) => format!("0x{v:08x}u"),
         Scalar::F16(v) => format!("pc_f16_bits(0x{:04x}u)", v.to_bits()),
         Scalar::BF16(v) => format!("pc_bf16_bits(0x{:04x}u)", v.to_bits()),
+        // Never reached (`device::not_yet`).
+        Scalar::I64(v) => format!("((i64)0x{:016x}ull)", v as u64),
+        Scalar::U8(v) => format!("((u8){v}u)"),
+        Scalar::Bool(v) => format!("((u8){}u)", u8::from(v)),
     }
 }
 

@@ -90,6 +90,9 @@ pub fn value_bytes(value: Scalar) -> Vec<u8> {
         Scalar::U32(v) => v.to_le_bytes().to_vec(),
         Scalar::F16(v) => v.to_bits().to_le_bytes().to_vec(),
         Scalar::BF16(v) => v.to_bits().to_le_bytes().to_vec(),
+        Scalar::I64(v) => v.to_le_bytes().to_vec(),
+        Scalar::U8(v) => vec![v],
+        Scalar::Bool(v) => vec![u8::from(v)],
     }
 }
 

@@ -207,6 +207,8 @@ fn helpers(kind: ReduceKind, dtype: DType) -> String {
             DType::F64 => "return a / (double)count;".to_string(),
             DType::I32 => "return __ll2double_rn(a) / (double)count;".to_string(),
             DType::U32 => "return __ull2double_rn(a) / (double)count;".to_string(),
+            // Never reached (`device::not_yet`).
+            DType::I64 | DType::U8 | DType::Bool => "return __ll2double_rn(a) / (double)count;".to_string(),
         },
         _ => match dtype {
             DType::F16 | DType::BF16 => format!("return {to_out}(__double2float_rn(a));"),
@@ -236,6 +238,11 @@ fn extreme(dtype: DType, high: bool) -> &'static str {
         (DType::I32, false) => "((i32)0x80000000u)",
         (DType::U32, true) => "0xffffffffu",
         (DType::U32, false) => "0u",
+        // Never reached (`device::not_yet`).
+        (DType::I64, true) => "0x7fffffffffffffffll",
+        (DType::I64, false) => "((i64)0x8000000000000000ull)",
+        (DType::U8 | DType::Bool, true) => "255u",
+        (DType::U8 | DType::Bool, false) => "0u",
     }
 }
 

@@ -35,7 +35,7 @@ fn map_op(expr: &Expr, inputs: &[DType], shapes: &[&[usize]]) -> Option<(Op, Vec
 fn corpus() -> Vec<(String, Op, Vec<DType>)> {
     let mut ops = Vec::new();
     let (x, y, z) = (Expr::arg(0), Expr::arg(1), Expr::arg(2));
-    for dt in DType::ALL {
+    for dt in DType::ALL.into_iter().filter(|d| !matches!(d, DType::I64 | DType::U8 | DType::Bool)) {
         for u in UnaryOp::ALL {
             if let Some((op, ins)) = map_op(&x.clone().unary(u), &[dt], &[&[5, 7]]) {
                 ops.push((format!("map {}({dt})", u.name()), op, ins));
@@ -50,7 +50,7 @@ fn corpus() -> Vec<(String, Op, Vec<DType>)> {
                 }
             }
         }
-        for to in DType::ALL {
+        for to in DType::ALL.into_iter().filter(|d| !matches!(d, DType::I64 | DType::U8 | DType::Bool)) {
             ops.push((format!("cast {dt}->{to}"), Op::Cast { to }, vec![dt]));
             if let Some((op, ins)) = map_op(
                 &Expr::select(x.clone(), y.clone().cast(to), z.clone().cast(to)),
@@ -80,6 +80,7 @@ fn corpus() -> Vec<(String, Op, Vec<DType>)> {
             DType::BF16 => {
                 [bf16::NAN, bf16::INFINITY, bf16::NEG_ZERO, bf16::from_bits(1), bf16::MAX].map(Scalar::BF16).to_vec()
             }
+            _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
         };
         for l in lits {
             if let Some((op, ins)) = map_op(&(x.clone().max(Expr::scalar(l)) * Expr::scalar(l)), &[dt], &[&[3]]) {

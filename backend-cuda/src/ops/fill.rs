@@ -23,6 +23,10 @@ pub(super) fn run(dev: &CudaDevice, f: Fill, dtype: DType, len: usize) -> Result
                 Scalar::U32(x) => p.bytes(&x.to_le_bytes()),
                 Scalar::F16(x) => p.bytes(&x.to_bits().to_le_bytes()),
                 Scalar::BF16(x) => p.bytes(&x.to_bits().to_le_bytes()),
+                // Never reached (`device::not_yet`).
+                Scalar::I64(x) => p.bytes(&x.to_le_bytes()),
+                Scalar::U8(x) => p.bytes(&[x]),
+                Scalar::Bool(x) => p.bytes(&[u8::from(x)]),
             };
         }
         Fill::Uniform { seed } | Fill::Normal { seed } => {

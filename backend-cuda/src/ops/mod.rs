@@ -22,6 +22,14 @@ use crate::device::CudaDevice;
 /// device's, of the length the op declares, and `Op::output` accepts them), and returns its
 /// output. Every op is matched by name: a new `Op` is a compile error here until handled.
 pub(crate) fn execute(dev: &CudaDevice, op: &Op, inputs: &[&CudaBuffer]) -> Result<CudaBuffer> {
+    let dtypes: Vec<DType> = inputs.iter().map(|b| b.dtype).collect();
+    if let Some(dtype) = op.dtypes_used(&dtypes).into_iter().find(|&d| crate::device::not_yet(d)) {
+        return Err(Error::Unsupported {
+            op: format!("{} (CUDA has no {dtype} kernels yet)", op.name()),
+            dtype,
+            device: Some(dev.id()),
+        });
+    }
     let input = |i: usize| {
         inputs.get(i).copied().ok_or_else(|| Error::InvalidShape(format!("{} is missing input {i}", op.name())))
     };

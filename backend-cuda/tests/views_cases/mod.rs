@@ -17,6 +17,7 @@ pub fn bytes_of(v: &HostVec) -> Vec<u8> {
         HostVec::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::BF16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -29,6 +30,7 @@ pub fn read_vec(path: &Path, dt: DType) -> HostVec {
         DType::U32 => HostVec::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::F16 => HostVec::F16(b.chunks_exact(2).map(|c| f16::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::BF16 => HostVec::BF16(b.chunks_exact(2).map(|c| bf16::from_le_bytes(c.try_into().unwrap())).collect()),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -70,6 +72,7 @@ pub fn data(dt: DType, len: usize, seed: u64) -> HostVec {
             HostVec::F32(v) => HostVec::BF16(v.into_iter().map(bf16::from_f32).collect()),
             other => other,
         },
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -84,6 +87,7 @@ pub fn scan_data(dt: DType, len: usize, seed: u64) -> HostVec {
         DType::U32 => HostVec::U32((0..len).map(|i| u(i) | 1).collect()),
         DType::F16 => HostVec::F16((0..len).map(|i| f16::from_f32(0.9 + (u(i) % 1000) as f32 / 5000.0)).collect()),
         DType::BF16 => HostVec::BF16((0..len).map(|i| bf16::from_f32(0.9 + (u(i) % 1000) as f32 / 5000.0)).collect()),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -171,6 +175,7 @@ pub fn cases(dt: DType) -> Vec<Case> {
         DType::U32 => Scalar::U32(u32::MAX),
         DType::F16 => Scalar::F16(f16::NEG_ZERO),
         DType::BF16 => Scalar::BF16(bf16::NAN),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     };
     add(
         "pad".into(),
@@ -279,6 +284,7 @@ pub fn as_f64(v: &HostVec) -> Vec<f64> {
         HostVec::U32(v) => v.iter().map(|&x| x as f64).collect(),
         HostVec::F16(v) => v.iter().map(|x| x.to_f64()).collect(),
         HostVec::BF16(v) => v.iter().map(|x| x.to_f64()).collect(),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 

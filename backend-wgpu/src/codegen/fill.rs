@@ -39,6 +39,9 @@ pub(crate) fn random(dtype: DType, normal: bool, device: DeviceId) -> Result<Ker
         DType::F16 | DType::BF16 => {
             return Err(Error::Unsupported { op: "random fill of halves as such".into(), dtype, device: Some(device) })
         }
+        DType::I64 | DType::U8 | DType::Bool => {
+            return Err(Error::Unsupported { op: "random fill".into(), dtype, device: Some(device) })
+        }
     };
     b.storage("out", elem, true);
     // The f32 library is always there: it brings `mulhilo`, and the normals' ln, sin, cos.
@@ -57,7 +60,9 @@ pub(crate) fn random(dtype: DType, normal: bool, device: DeviceId) -> Result<Ker
          let base = blk * {per}u;\n"
     );
     let values: Vec<String> = match (dtype, normal) {
-        (DType::I32 | DType::U32 | DType::F16 | DType::BF16, _) => (0..4).map(|j| format!("w[{j}]")).collect(),
+        (DType::I32 | DType::U32 | DType::F16 | DType::BF16 | DType::I64 | DType::U8 | DType::Bool, _) => {
+            (0..4).map(|j| format!("w[{j}]")).collect()
+        }
         (DType::F32, false) => (0..4).map(|j| format!("unit_f32(w[{j}])")).collect(),
         (DType::F64, false) => vec!["unit_f64(w[0], w[1])".into(), "unit_f64(w[2], w[3])".into()],
         (DType::F64, true) => {

@@ -57,6 +57,8 @@ pub(crate) fn wgsl_type(d: DType) -> &'static str {
         DType::F64 => "f64",
         DType::I32 => "i32",
         DType::U32 => "u32",
+        // Never reached (`device::not_yet`): no kernel is generated for them yet.
+        DType::I64 | DType::U8 | DType::Bool => "u32",
     }
 }
 
@@ -89,6 +91,10 @@ pub(crate) fn literal(s: Scalar) -> String {
         // A half is computed on as the f32 of its value, which is exact.
         Scalar::F16(v) => literal(Scalar::F32(v.to_f32())),
         Scalar::BF16(v) => literal(Scalar::F32(v.to_f32())),
+        // Never reached (`device::not_yet`).
+        Scalar::I64(v) => literal(Scalar::U32(v as u32)),
+        Scalar::U8(v) => literal(Scalar::U32(u32::from(v))),
+        Scalar::Bool(v) => literal(Scalar::U32(u32::from(v))),
     }
 }
 

@@ -11,8 +11,10 @@ use super::{wgsl_type, Builder, KernelSource, WG};
 pub(crate) fn words(dtype: DType) -> usize {
     // Every dtype listed: a new one (an 8-byte integer, a 1-byte mask) must say.
     match dtype {
-        DType::F64 => 2,
+        DType::F64 | DType::I64 => 2,
         DType::F32 | DType::I32 | DType::U32 | DType::F16 | DType::BF16 => 1,
+        // Never reached (`device::not_yet`): a u32 word per element when they come.
+        DType::U8 | DType::Bool => 1,
     }
 }
 

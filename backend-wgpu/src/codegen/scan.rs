@@ -19,6 +19,8 @@ pub(crate) fn scan_identity(dtype: DType, product: bool) -> String {
         // Halves scan in f32 (ops/half.rs).
         (DType::F16 | DType::BF16, false) => Scalar::F32(-0.0),
         (DType::F16 | DType::BF16, true) => Scalar::F32(1.0),
+        // Never reached (`device::not_yet`).
+        (DType::I64 | DType::U8 | DType::Bool, p) => Scalar::U32(u32::from(p)),
     })
 }
 

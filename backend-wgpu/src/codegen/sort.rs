@@ -27,6 +27,8 @@ pub(crate) fn key_code(dtype: DType) -> String {
              if ((b >> 31u) == 1u) { return ~b; }\n    return b | 0x80000000u;"
         }
         DType::F64 => return shaders::SORT_KEY2.to_string(),
+        // Never reached (`device::not_yet`).
+        DType::I64 | DType::U8 | DType::Bool => "return b;",
     };
     instantiate(shaders::SORT_KEY1, &[("KEY", key)])
 }

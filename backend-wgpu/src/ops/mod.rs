@@ -10,7 +10,7 @@ mod reduce;
 mod scan;
 mod sort;
 
-use polycompute_core::{Op, Result, ScanKind};
+use polycompute_core::{DType, DeviceBuffer, Error, Op, Result, ScanKind};
 
 use crate::buffer::WgpuBuffer;
 use crate::device::WgpuDevice;
@@ -20,6 +20,14 @@ use crate::device::WgpuDevice;
 /// here; what a device cannot do (f64 without `SHADER_F64`, integer matmul) is decided in
 /// the runners, as `Unsupported`.
 pub(crate) fn execute(dev: &WgpuDevice, op: &Op, inputs: &[&WgpuBuffer]) -> Result<WgpuBuffer> {
+    let dtypes: Vec<DType> = inputs.iter().map(|b| b.dtype()).collect();
+    if let Some(dtype) = op.dtypes_used(&dtypes).into_iter().find(|&d| crate::device::not_yet(d)) {
+        return Err(Error::Unsupported {
+            op: format!("{} (wgpu has no {dtype} kernels yet)", op.name()),
+            dtype,
+            device: Some(dev.id),
+        });
+    }
     if let Some(result) = half::execute(dev, op, inputs) {
         return result;
     }

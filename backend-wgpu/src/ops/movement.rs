@@ -68,6 +68,9 @@ fn scalar_words(value: Scalar) -> [u32; 2] {
             let b = v.to_bits();
             [b as u32, (b >> 32) as u32]
         }
+        Scalar::I64(v) => [v as u32, (v >> 32) as u32],
+        Scalar::U8(v) => [u32::from(v), 0],
+        Scalar::Bool(v) => [u32::from(v), 0],
     }
 }
 

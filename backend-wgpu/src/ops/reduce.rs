@@ -124,5 +124,8 @@ fn one(d: DType) -> Scalar {
         DType::U32 => Scalar::U32(1),
         DType::F16 => Scalar::F16(polycompute_core::f16::ONE),
         DType::BF16 => Scalar::BF16(polycompute_core::bf16::ONE),
+        DType::I64 => Scalar::I64(1),
+        DType::U8 => Scalar::U8(1),
+        DType::Bool => Scalar::Bool(true),
     }
 }

@@ -21,6 +21,9 @@ fn from_f64<T: Element>(v: f64) -> T {
         DType::BF16 => Scalar::BF16(bf16::from_f64(v)),
         DType::I32 => Scalar::I32(v as i32),
         DType::U32 => Scalar::U32(v as u32),
+        DType::I64 => Scalar::I64(v as i64),
+        DType::U8 => Scalar::U8(v as u8),
+        DType::Bool => Scalar::Bool(v != 0.0),
     };
     T::from_scalar(s).unwrap_or_default()
 }

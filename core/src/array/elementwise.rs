@@ -122,7 +122,7 @@ impl<T: Element> DeviceArray<T> {
 }
 
 /// numpy's `where(cond, a, b)`: `a` where `cond` is non-zero, else `b`, broadcast together.
-/// `cond` may have any dtype (a comparison's 0/1 result, say); `a` and `b` are arrays or
+/// `cond` may have any dtype (a bool mask from `x.gt(0.0)`, say); `a` and `b` are arrays or
 /// scalars of one dtype. One map; `a` and `b` are both read, only one is kept.
 ///
 /// ```
@@ -130,7 +130,7 @@ impl<T: Element> DeviceArray<T> {
 /// # use polycompute_core::{where_, Device};
 /// let dev = Device::cpu();
 /// let x = dev.from_slice(&[-1.0f32, 2.0, -3.0], &[3])?;
-/// let positive = x.map(|v| v.gt(0.0))?; // 1.0 or 0.0
+/// let positive = x.gt(0.0)?; // a DeviceArray<bool>
 /// assert_eq!(where_(&positive, &x, 0.0)?.to_vec()?, vec![0.0, 2.0, 0.0]);
 /// # Ok::<(), polycompute_core::Error>(())
 /// ```

@@ -2,8 +2,10 @@
 //! that build and run [`Op`]s: maps in `map`, the operators in `ops`, elementwise methods
 //! in `elementwise` (their array-or-scalar argument in `operand`), reductions in `reduce`.
 
+mod compare;
 mod construct;
 mod elementwise;
+mod logic;
 mod map;
 mod operand;
 mod ops;

@@ -104,7 +104,7 @@ macro_rules! binary_operator {
             }
         }
 
-        binary_operator!(@scalar_left $trait, $method, $op, f32, f64, i32, u32, f16, bf16);
+        binary_operator!(@scalar_left $trait, $method, $op, f32, f64, i32, u32, f16, bf16, i64, u8, bool);
     };
     (@arrays $trait:ident, $method:ident, $op:ident, $lhs:ty, $rhs:ty) => {
         impl<T: Element> ops::$trait<$rhs> for $lhs {

@@ -114,6 +114,9 @@ fn integer_text(s: Scalar) -> String {
     match s {
         Scalar::I32(v) => v.to_string(),
         Scalar::U32(v) => v.to_string(),
+        Scalar::I64(v) => v.to_string(),
+        Scalar::U8(v) => v.to_string(),
+        Scalar::Bool(v) => v.to_string(),
         Scalar::F32(v) => v.to_string(),
         Scalar::F64(v) => v.to_string(),
         Scalar::F16(v) => v.to_string(),
@@ -128,7 +131,7 @@ fn reads_back(text: &str, v: f64, dtype: DType) -> bool {
         DType::F32 => p as f32 == v as f32,
         DType::F16 => f16::from_f64(p) == f16::from_f64(v),
         DType::BF16 => bf16::from_f64(p) == bf16::from_f64(v),
-        DType::F64 | DType::I32 | DType::U32 => p == v,
+        DType::F64 | DType::I32 | DType::U32 | DType::I64 | DType::U8 | DType::Bool => p == v,
     }
 }
 

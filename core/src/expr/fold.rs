@@ -25,6 +25,22 @@ pub(super) fn unary(op: UnaryOp, a: Scalar) -> Option<Scalar> {
             Abs | Floor | Ceil | Round => x,
             _ => return None,
         }),
+        Scalar::I64(x) => Scalar::I64(match op {
+            Neg => x.wrapping_neg(),
+            Abs => x.wrapping_abs(),
+            Floor | Ceil | Round => x,
+            _ => return None,
+        }),
+        Scalar::U8(x) => Scalar::U8(match op {
+            Neg => x.wrapping_neg(),
+            Abs | Floor | Ceil | Round => x,
+            _ => return None,
+        }),
+        // numpy keeps `abs` of a bool a bool and refuses the rest (the type checker says so).
+        Scalar::Bool(x) => Scalar::Bool(match op {
+            Abs => x,
+            _ => return None,
+        }),
         // Halves compute in f32 and round once to nearest even.
         Scalar::F16(x) => Scalar::F16(f16::from_f32(unary_f32(op, x.to_f32())?)),
         Scalar::BF16(x) => Scalar::BF16(bf16::from_f32(unary_f32(op, x.to_f32())?)),
@@ -47,6 +63,9 @@ pub(super) fn binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
         (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(float_binary(op, x, y)?),
         (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(i32_binary(op, x, y)?),
         (Scalar::U32(x), Scalar::U32(y)) => Scalar::U32(u32_binary(op, x, y)?),
+        (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(i64_binary(op, x, y)?),
+        (Scalar::U8(x), Scalar::U8(y)) => Scalar::U8(u8_binary(op, x, y)?),
+        (Scalar::Bool(x), Scalar::Bool(y)) => Scalar::Bool(bool_binary(op, x, y)?),
         // Halves compute in f32 and round once to nearest even (exact for the comparisons'
         // 0 and 1, and for min/max, which pick an operand).
         (Scalar::F16(x), Scalar::F16(y)) => Scalar::F16(f16::from_f32(float_binary(op, x.to_f32(), y.to_f32())?)),
@@ -56,30 +75,39 @@ pub(super) fn binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
 }
 
 /// `a` converted to `to` (Rust's `as`: floats to integers truncate and saturate, NaN is 0;
-/// `i32` and `u32` reinterpret each other's bits; to a float rounds to nearest even, once —
-/// f64 to a half directly, not through f32 — and overflows to ±Inf). A half source is first
+/// between integers the low bits are kept (wrapping, two's complement); to a float rounds to
+/// nearest even, once — f64 to a half directly, not through f32 — and overflows to ±Inf;
+/// `bool` is 0 or 1, and anything to `bool` is `!= 0`, NaN true). A half source is first
 /// widened to f32, which is exact.
 pub(super) fn cast(a: Scalar, to: DType) -> Scalar {
     macro_rules! to {
-        ($v:expr) => {
+        ($v:expr, $zero:expr) => {
             match to {
                 DType::F32 => Scalar::F32($v as f32),
                 DType::F64 => Scalar::F64($v as f64),
                 DType::I32 => Scalar::I32($v as i32),
                 DType::U32 => Scalar::U32($v as u32),
-                // Every source is exact in f64 (i32, u32, f32 and the halves widened to f32).
+                DType::I64 => Scalar::I64($v as i64),
+                DType::U8 => Scalar::U8($v as u8),
+                DType::Bool => Scalar::Bool($v != $zero),
+                // Every source but i64 beyond 2^53 is exact in f64 (i32, u32, u8, f32 and the
+                // halves widened to f32); such an i64 is far past f16's range, and rounds
+                // twice on its way to bf16.
                 DType::F16 => Scalar::F16(crate::halves::f16_from_f64($v as f64)),
                 DType::BF16 => Scalar::BF16(crate::halves::bf16_from_f64($v as f64)),
             }
         };
     }
     match a {
-        Scalar::F32(v) => to!(v),
-        Scalar::F64(v) => to!(v),
-        Scalar::I32(v) => to!(v),
-        Scalar::U32(v) => to!(v),
-        Scalar::F16(v) => to!(v.to_f32()),
-        Scalar::BF16(v) => to!(v.to_f32()),
+        Scalar::F32(v) => to!(v, 0.0),
+        Scalar::F64(v) => to!(v, 0.0),
+        Scalar::I32(v) => to!(v, 0),
+        Scalar::U32(v) => to!(v, 0),
+        Scalar::I64(v) => to!(v, 0),
+        Scalar::U8(v) => to!(v, 0),
+        Scalar::Bool(v) => to!(v as u8, 0),
+        Scalar::F16(v) => to!(v.to_f32(), 0.0),
+        Scalar::BF16(v) => to!(v.to_f32(), 0.0),
     }
 }
 
@@ -90,6 +118,9 @@ pub(super) fn truthy(c: Scalar) -> bool {
         Scalar::F64(v) => v != 0.0,
         Scalar::I32(v) => v != 0,
         Scalar::U32(v) => v != 0,
+        Scalar::I64(v) => v != 0,
+        Scalar::U8(v) => v != 0,
+        Scalar::Bool(v) => v,
         Scalar::F16(v) => v.to_f32() != 0.0,
         Scalar::BF16(v) => v.to_f32() != 0.0,
     }
@@ -190,74 +221,121 @@ fn float_binary<F: Float>(op: BinaryOp, x: F, y: F) -> Option<F> {
     })
 }
 
-fn i32_binary(op: BinaryOp, x: i32, y: i32) -> Option<i32> {
-    use BinaryOp::*;
-    Some(match op {
-        Add => x.wrapping_add(y),
-        Sub => x.wrapping_sub(y),
-        Mul => x.wrapping_mul(y),
-        // Floor division and the floored remainder; by zero gives 0, MIN / -1 wraps.
-        Div if y == 0 => 0,
-        Div => {
-            let q = x.wrapping_div(y);
-            if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
-                q - 1
-            } else {
-                q
-            }
+/// Signed integer ops (i32, i64): wrapping, floor division.
+macro_rules! signed_binary {
+    ($name:ident, $t:ty) => {
+        fn $name(op: BinaryOp, x: $t, y: $t) -> Option<$t> {
+            use BinaryOp::*;
+            Some(match op {
+                Add => x.wrapping_add(y),
+                Sub => x.wrapping_sub(y),
+                Mul => x.wrapping_mul(y),
+                // Floor division and the floored remainder; by zero gives 0, MIN / -1 wraps.
+                Div if y == 0 => 0,
+                Div => {
+                    let q = x.wrapping_div(y);
+                    if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+                        q - 1
+                    } else {
+                        q
+                    }
+                }
+                Rem if y == 0 => 0,
+                Rem => {
+                    let r = x.wrapping_rem(y);
+                    if r != 0 && ((r < 0) != (y < 0)) {
+                        r + y
+                    } else {
+                        r
+                    }
+                }
+                // A negative exponent is the truncated 1 / x^-e: 0 unless |x| == 1 (and 0 for x == 0,
+                // division by zero giving 0).
+                Pow if y < 0 => match x {
+                    1 => 1,
+                    -1 if y % 2 == 0 => 1,
+                    -1 => -1,
+                    _ => 0,
+                },
+                Pow => wrapping_pow(x as i64, y as u64) as $t,
+                Min => x.min(y),
+                Max => x.max(y),
+                Eq => (x == y) as $t,
+                Ne => (x != y) as $t,
+                Lt => (x < y) as $t,
+                Le => (x <= y) as $t,
+                Gt => (x > y) as $t,
+                Ge => (x >= y) as $t,
+                And => x & y,
+                Or => x | y,
+                Xor => x ^ y,
+            })
         }
-        Rem if y == 0 => 0,
-        Rem => {
-            let r = x.wrapping_rem(y);
-            if r != 0 && ((r < 0) != (y < 0)) {
-                r + y
-            } else {
-                r
-            }
-        }
-        // A negative exponent is the truncated 1 / x^-e: 0 unless |x| == 1 (and 0 for x == 0,
-        // division by zero giving 0).
-        Pow if y < 0 => match x {
-            1 => 1,
-            -1 if y % 2 == 0 => 1,
-            -1 => -1,
-            _ => 0,
-        },
-        Pow => x.wrapping_pow(y as u32),
-        Min => x.min(y),
-        Max => x.max(y),
-        Eq => (x == y) as i32,
-        Ne => (x != y) as i32,
-        Lt => (x < y) as i32,
-        Le => (x <= y) as i32,
-        Gt => (x > y) as i32,
-        Ge => (x >= y) as i32,
-        And => x & y,
-        Or => x | y,
-        Xor => x ^ y,
-    })
+    };
 }
 
-fn u32_binary(op: BinaryOp, x: u32, y: u32) -> Option<u32> {
+/// Unsigned integer ops (u32, u8): wrapping.
+macro_rules! unsigned_binary {
+    ($name:ident, $t:ty) => {
+        fn $name(op: BinaryOp, x: $t, y: $t) -> Option<$t> {
+            use BinaryOp::*;
+            Some(match op {
+                Add => x.wrapping_add(y),
+                Sub => x.wrapping_sub(y),
+                Mul => x.wrapping_mul(y),
+                Div => x.checked_div(y).unwrap_or(0),
+                Rem => x.checked_rem(y).unwrap_or(0),
+                Pow => x.wrapping_pow(y as u32),
+                Min => x.min(y),
+                Max => x.max(y),
+                Eq => (x == y) as $t,
+                Ne => (x != y) as $t,
+                Lt => (x < y) as $t,
+                Le => (x <= y) as $t,
+                Gt => (x > y) as $t,
+                Ge => (x >= y) as $t,
+                And => x & y,
+                Or => x | y,
+                Xor => x ^ y,
+            })
+        }
+    };
+}
+
+/// `b^e` modulo 2^64 by squaring; truncated to a narrower integer it is that integer's
+/// wrapping power too (the low bits of a product depend only on the low bits of its factors).
+fn wrapping_pow(mut b: i64, mut e: u64) -> i64 {
+    let mut r: i64 = 1;
+    while e > 0 {
+        if e & 1 == 1 {
+            r = r.wrapping_mul(b);
+        }
+        b = b.wrapping_mul(b);
+        e >>= 1;
+    }
+    r
+}
+
+signed_binary!(i32_binary, i32);
+signed_binary!(i64_binary, i64);
+unsigned_binary!(u32_binary, u32);
+unsigned_binary!(u8_binary, u8);
+
+/// numpy's bool arithmetic: `+` is logical or, `*` logical and (as are `max` and `min`);
+/// `- / % pow` are refused by the type checker before folding is tried.
+fn bool_binary(op: BinaryOp, x: bool, y: bool) -> Option<bool> {
     use BinaryOp::*;
     Some(match op {
-        Add => x.wrapping_add(y),
-        Sub => x.wrapping_sub(y),
-        Mul => x.wrapping_mul(y),
-        Div => x.checked_div(y).unwrap_or(0),
-        Rem => x.checked_rem(y).unwrap_or(0),
-        Pow => x.wrapping_pow(y),
-        Min => x.min(y),
-        Max => x.max(y),
-        Eq => (x == y) as u32,
-        Ne => (x != y) as u32,
-        Lt => (x < y) as u32,
-        Le => (x <= y) as u32,
-        Gt => (x > y) as u32,
-        Ge => (x >= y) as u32,
-        And => x & y,
-        Or => x | y,
+        Add | Or | Max => x | y,
+        Mul | And | Min => x & y,
         Xor => x ^ y,
+        Eq => x == y,
+        Ne => x != y,
+        Lt => !x & y,
+        Le => x <= y,
+        Gt => x & !y,
+        Ge => x >= y,
+        Sub | Div | Rem | Pow => return None,
     })
 }
 

@@ -20,7 +20,9 @@
 //!   integer operand, a negative literal next to a `u32`, or a literal out of range is an
 //!   [`crate::Error::InvalidExpr`].
 //! * Comparisons (`eq ne lt le gt ge`) give 1 or 0 **in the operands' dtype** (1.0/0.0 for
-//!   floats), so a mask multiplies directly. Any comparison with NaN is false, `ne` true.
+//!   floats), so a mask multiplies directly; `.cast(DType::Bool)` makes it a bool mask (what
+//!   `DeviceArray::lt` and the other array comparisons compute). Any comparison with NaN is
+//!   false, `ne` true.
 //! * `select(c, a, b)` is `a` where `c != 0`, else `b`; `c` may have any dtype (NaN counts as
 //!   non-zero, i.e. true).
 //! * `min`/`max` propagate NaN (numpy's `minimum`/`maximum`) and order `-0.0` below `+0.0`
@@ -33,12 +35,16 @@
 //!   `remainder`: `r = fmod(a, b)`; a non-zero `r` whose sign differs from `b`'s gets `b`
 //!   added; a zero `r` takes the sign of `b`. Float `pow` is C's `pow`.
 //! * `round` rounds half to even; `floor`, `ceil`, `round` are the identity on integers.
-//! * `and`, `or`, `xor` are bitwise and defined for integers only.
+//! * `and`, `or`, `xor` are bitwise and defined for integers and bools only.
+//! * **Bools** follow numpy 2: `add` is or, `mul` and, `max`/`min` or/and, `abs` the
+//!   identity; `sub`, `div`, `rem`, `pow`, `neg` and the rest of the unary ops are an
+//!   [`crate::Error::InvalidExpr`] naming the op and `bool` (numpy refuses or promotes them).
 //! * The float-only functions (`sqrt recip exp expm1 ln log1p log2 log10 sin cos tan tanh`)
 //!   on an integer operand are an `InvalidExpr`; cast first.
 //! * `cast` to an integer from a float truncates toward zero and saturates at the target's
-//!   range, NaN gives 0 (Rust's `as`); between `i32` and `u32` it reinterprets the bits;
-//!   to a float it rounds to nearest even.
+//!   range, NaN gives 0 (Rust's `as`); between integers it keeps the low bits (wrapping;
+//!   `i32` and `u32` reinterpret each other's bits); to a float it rounds to nearest even; a
+//!   bool is 0 or 1, and anything to bool is `!= 0` (NaN true, both zeros false).
 //! * [`Expr::index`] is the flat row-major index of the output element, as `u32`.
 //! * **Half dtypes** (`f16`, `bf16`): every instruction computes in f32 from its operands
 //!   (widened exactly) and rounds its result once to the half, to nearest even — numpy's

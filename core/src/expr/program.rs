@@ -288,11 +288,14 @@ impl Lowering<'_> {
             Node::Index => self.emit(InstOp::Index, dtype),
             Node::Lit(lit) => self.emit(InstOp::Lit(literal(*lit, dtype)?), dtype),
             Node::Unary(op, a) => {
-                if op.float_only() && dtype.is_int() {
+                if op.float_only() && !dtype.is_float() {
                     return Err(Error::InvalidExpr(format!(
                         "{} is defined for floats only, but {e} has dtype {dtype}; cast the operand to f32 or f64",
                         op.name()
                     )));
+                }
+                if dtype.is_bool() && !matches!(op, UnaryOp::Abs) {
+                    return Err(bool_refused(op.name(), e));
                 }
                 let a = self.lower(a, Some(dtype))?;
                 self.emit(InstOp::Unary(*op, a), dtype)
@@ -303,6 +306,9 @@ impl Lowering<'_> {
                         "{} is bitwise and defined for integers only, but {e} has dtype {dtype}",
                         op.name()
                     )));
+                }
+                if dtype.is_bool() && matches!(op, BinaryOp::Sub | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow) {
+                    return Err(bool_refused(op.name(), e));
                 }
                 let (a, b) = (self.lower(a, Some(dtype))?, self.lower(b, Some(dtype))?);
                 self.emit(InstOp::Binary(*op, a, b), dtype)
@@ -422,6 +428,15 @@ fn operands(op: InstOp) -> [Option<usize>; 3] {
     }
 }
 
+/// numpy 2's refusal of an op on bools (`bool - bool`, `-bool`, `bool / bool`: numpy raises
+/// or promotes to another dtype, which this IR never does implicitly).
+fn bool_refused(op: &str, e: &Expr) -> Error {
+    Error::InvalidExpr(format!(
+        "{op} is not defined for bool (numpy 2 refuses it), in {e}; use xor/and/or/not for logic, \
+         or cast the operands to an integer first"
+    ))
+}
+
 /// The value of a literal in `dtype`, or why it has none.
 fn literal(lit: Literal, dtype: DType) -> Result<Scalar> {
     let out_of_range = |v: i64| Error::InvalidExpr(format!("integer literal {v} does not fit in {dtype}"));
@@ -444,6 +459,13 @@ fn literal(lit: Literal, dtype: DType) -> Result<Scalar> {
         (Literal::Int(v), DType::BF16) => Scalar::BF16(crate::halves::bf16_from_f64(v as f64)),
         (Literal::Int(v), DType::I32) => Scalar::I32(i32::try_from(v).map_err(|_| out_of_range(v))?),
         (Literal::Int(v), DType::U32) => Scalar::U32(u32::try_from(v).map_err(|_| out_of_range(v))?),
+        (Literal::Int(v), DType::I64) => Scalar::I64(v),
+        (Literal::Int(v), DType::U8) => Scalar::U8(u8::try_from(v).map_err(|_| out_of_range(v))?),
+        (Literal::Int(v), DType::Bool) => {
+            return Err(Error::InvalidExpr(format!(
+                "integer literal {v} used where bool is needed; write Expr::scalar(Scalar::Bool(..)) or cast the bool operand to an integer"
+            )))
+        }
     })
 }
 

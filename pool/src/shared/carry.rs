@@ -156,12 +156,20 @@ impl<T: Element> SharedArray<T> {
                 source: None,
             });
         }
+        if let Some(b) = bytes.iter().find(|&&b| b > 1).filter(|_| T::DTYPE == DType::Bool) {
+            // Every byte of a bool array is 0 or 1: anything else is refused, never a `bool`.
+            return Err(Error::SharedMemory {
+                segment: "(sent as data)".into(),
+                why: format!("a bool array sent as data holds the byte {b}, not 0 or 1"),
+                source: None,
+            });
+        }
         let want = bytes.len();
         let mut array = SharedArray::<T>::zeros(&shape)?;
         // SAFETY: `array` was just made: no other array shares its memory.
         let dst = unsafe { array.as_slice_mut() };
-        // SAFETY: `dst` is exactly `want` bytes of plain numbers (every bit pattern valid),
-        // exclusively borrowed; `bytes` is another allocation (or the encoding) of as many.
+        // SAFETY: `dst` is exactly `want` bytes of plain numbers (every bit pattern valid; a
+        // bool's bytes were checked to be 0 or 1 above), exclusively borrowed; `bytes` is another allocation (or the encoding) of as many.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_mut_ptr().cast::<u8>(), want) };
         Ok(array)
     }

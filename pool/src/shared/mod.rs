@@ -186,6 +186,20 @@ impl<T: Element> SharedArray<T> {
                 source: None,
             });
         };
+        if T::DTYPE == DType::Bool {
+            // A byte other than 0 or 1 is no bool: refuse it rather than read it as one.
+            let ptr = seg.data_ptr().wrapping_add(offset) as *const u8;
+            // SAFETY: `offset .. offset + numel` bytes lie within the mapping (checked just
+            // above), which lives as long as `seg`; every byte pattern is a valid u8.
+            let bytes = unsafe { std::slice::from_raw_parts(ptr, numel) };
+            if let Some(i) = bytes.iter().position(|&b| b > 1) {
+                return Err(Error::SharedMemory {
+                    segment: handle.name.clone(),
+                    why: format!("element {i} of a bool array holds the byte {}, not 0 or 1", bytes[i]),
+                    source: None,
+                });
+            }
+        }
         Ok(SharedArray { seg, shape: handle.shape.clone(), offset, _t: PhantomData })
     }
 
@@ -258,7 +272,8 @@ impl<T: Element> SharedArray<T> {
         // SAFETY: `ptr` is within the mapping, which lives as long as `self.seg`; offset and
         // length were checked against the segment's size (create, attach, rows), the offset
         // is a multiple of size_of::<T>() and the data start 64-byte aligned; every bit
-        // pattern is a valid f32/f64/i32/u32. Other handles may write the same memory: the
+        // pattern is a valid number, and a bool segment holds only 0 and 1 (zeroed when
+        // made, written through `&mut [bool]`, checked byte by byte on attach). Other handles may write the same memory: the
         // writers (`as_slice_mut`, `view_mut`) are unsafe and promise not to overlap a live read.
         unsafe { std::slice::from_raw_parts(ptr, self.len()) }
     }

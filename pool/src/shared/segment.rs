@@ -85,6 +85,9 @@ fn dtype_code(d: Option<DType>) -> u32 {
         Some(DType::U32) => 3,
         Some(DType::F16) => 4,
         Some(DType::BF16) => 5,
+        Some(DType::I64) => 6,
+        Some(DType::U8) => 7,
+        Some(DType::Bool) => 8,
         None => BYTES,
     }
 }
@@ -98,6 +101,9 @@ fn dtype_of_code(code: u32) -> Option<DType> {
         3 => Some(DType::U32),
         4 => Some(DType::F16),
         5 => Some(DType::BF16),
+        6 => Some(DType::I64),
+        7 => Some(DType::U8),
+        8 => Some(DType::Bool),
         _ => None,
     }
 }
@@ -370,12 +376,12 @@ mod tests {
     fn every_dtype_has_its_own_fixed_header_code() {
         let codes: Vec<u32> = DType::ALL.iter().map(|&d| dtype_code(Some(d))).collect();
         // The numbers segments already on disk carry: they must never change.
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8]);
         for &d in &DType::ALL {
             assert_eq!(dtype_of_code(dtype_code(Some(d))), Some(d));
         }
         assert_eq!(dtype_of_code(BYTES), None);
-        assert_eq!(dtype_of_code(6), None);
+        assert_eq!(dtype_of_code(9), None);
     }
 
     #[test]

@@ -202,3 +202,35 @@ fn data_that_does_not_fit_its_shape_or_type_is_refused() {
     let ok: SharedArray<u32> = postcard::from_bytes(&encode(vec![2, 1], 7u64.to_le_bytes().to_vec())).unwrap();
     assert_eq!(ok.as_slice(), &[7, 0]);
 }
+
+#[test]
+fn i64_u8_and_bool_cross_as_shared_arrays_and_a_byte_that_is_no_bool_is_refused() {
+    let i = SharedArray::from_slice(&[i64::MIN, -1, i64::MAX], &[3]).unwrap();
+    let u = SharedArray::from_slice(&[0u8, 255, 7], &[3]).unwrap();
+    let b = SharedArray::from_slice(&[true, false, true], &[3]).unwrap();
+    assert_eq!(SharedArray::<i64>::attach(&i.handle()).unwrap().as_slice(), [i64::MIN, -1, i64::MAX]);
+    assert_eq!(SharedArray::<u8>::attach(&u.handle()).unwrap().as_slice(), [0, 255, 7]);
+    assert_eq!(SharedArray::<bool>::attach(&b.handle()).unwrap().as_slice(), [true, false, true]);
+    assert!(matches!(SharedArray::<u8>::attach(&b.handle()), Err(Error::DTypeMismatch { .. })));
+    // A writer outside Rust puts a 2 where a bool belongs: attaching refuses it.
+    let at = b.seg.data_ptr().wrapping_add(b.offset + 1);
+    // SAFETY: `at` is element 1 of `b`, inside the mapping; no reference to it is alive.
+    unsafe { at.write(2) };
+    let e = SharedArray::<bool>::attach(&b.handle()).unwrap_err();
+    assert!(matches!(&e, Error::SharedMemory { .. }) && e.to_string().contains("not 0 or 1"), "{e}");
+    // SAFETY: as above; the byte is a valid bool again before `b` is read or dropped.
+    unsafe { at.write(0) };
+    assert_eq!(b.as_slice(), [true, false, true]);
+    // As data (another host): each dtype round-trips, and a bool's bytes are checked.
+    let sent = carry::as_data(|| postcard::to_allocvec(&i).unwrap());
+    assert_eq!(postcard::from_bytes::<SharedArray<i64>>(&sent).unwrap().as_slice(), i.as_slice());
+    let sent = carry::as_data(|| postcard::to_allocvec(&u).unwrap());
+    assert_eq!(postcard::from_bytes::<SharedArray<u8>>(&sent).unwrap().as_slice(), u.as_slice());
+    let mut sent = carry::as_data(|| postcard::to_allocvec(&b).unwrap());
+    assert_eq!(postcard::from_bytes::<SharedArray<bool>>(&sent).unwrap().as_slice(), b.as_slice());
+    // The elements are the encoding's last three bytes: make the middle one a 2.
+    let n = sent.len();
+    assert_eq!(&sent[n - 3..], [1, 0, 1]);
+    sent[n - 2] = 2;
+    assert!(postcard::from_bytes::<SharedArray<bool>>(&sent).is_err());
+}

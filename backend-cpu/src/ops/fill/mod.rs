@@ -45,6 +45,9 @@ pub(crate) fn fill(fill: Fill, dtype: DType, len: usize, device: DeviceId, pool:
         (Fill::Normal { seed }, DType::F16) => Output::write(pool, len, |o| normal_half::<f16>(seed, o)),
         (Fill::Normal { seed }, DType::BF16) => Output::write(pool, len, |o| normal_half::<bf16>(seed, o)),
         (Fill::Normal { .. }, _) => Err(Error::Unsupported { op: "normal fill".into(), dtype, device: Some(device) }),
+        (Fill::Uniform { .. }, DType::I64 | DType::U8 | DType::Bool) => {
+            Err(Error::Unsupported { op: "uniform fill".into(), dtype, device: Some(device) })
+        }
     }
 }
 

@@ -13,6 +13,9 @@ pub(crate) enum DestMut<'a> {
     U32(&'a mut [u32]),
     F16(&'a mut [polycompute_core::f16]),
     BF16(&'a mut [polycompute_core::bf16]),
+    I64(&'a mut [i64]),
+    U8(&'a mut [u8]),
+    Bool(&'a mut [bool]),
 }
 
 /// A [`Num`] that can be found in and put into the erased containers.
@@ -51,6 +54,9 @@ lane!(i32, I32);
 lane!(u32, U32);
 lane!(polycompute_core::f16, F16);
 lane!(polycompute_core::bf16, BF16);
+lane!(i64, I64);
+lane!(u8, U8);
+lane!(bool, Bool);
 
 /// A destination of `len` elements inside a scratch buffer.
 pub(crate) fn scratch_dest(v: &mut HostVec, len: usize) -> DestMut<'_> {
@@ -61,5 +67,8 @@ pub(crate) fn scratch_dest(v: &mut HostVec, len: usize) -> DestMut<'_> {
         HostVec::U32(v) => DestMut::U32(&mut v[..len]),
         HostVec::F16(v) => DestMut::F16(&mut v[..len]),
         HostVec::BF16(v) => DestMut::BF16(&mut v[..len]),
+        HostVec::I64(v) => DestMut::I64(&mut v[..len]),
+        HostVec::U8(v) => DestMut::U8(&mut v[..len]),
+        HostVec::Bool(v) => DestMut::Bool(&mut v[..len]),
     }
 }

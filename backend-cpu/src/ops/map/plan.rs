@@ -169,6 +169,9 @@ impl Plan {
             DestMut::U32(s) => s.len(),
             DestMut::F16(s) => s.len(),
             DestMut::BF16(s) => s.len(),
+            DestMut::I64(s) => s.len(),
+            DestMut::U8(s) => s.len(),
+            DestMut::Bool(s) => s.len(),
         };
         for (i, step) in &self.steps {
             let (done, rest) = scratch.split_at_mut(*i);
@@ -285,6 +288,11 @@ fn compute_step(program: &Program, inst: Inst) -> Result<Step> {
             DType::F64 => float_unary::<f64>(u, a),
             DType::I32 => common_unary::<i32>(u, a).map_or_else(|| invalid(u.name()), Ok),
             DType::U32 => common_unary::<u32>(u, a).map_or_else(|| invalid(u.name()), Ok),
+            DType::I64 => common_unary::<i64>(u, a).map_or_else(|| invalid(u.name()), Ok),
+            DType::U8 => common_unary::<u8>(u, a).map_or_else(|| invalid(u.name()), Ok),
+            // The compiler admits only `abs` on bools (numpy's rule); the rest is refused here too.
+            DType::Bool if u == UnaryOp::Abs => Ok(unary_step::<bool, op::Abs>(a)),
+            DType::Bool => invalid(u.name()),
             // f16 widens each block once and rounds each result once (`half.rs`).
             DType::F16 => Ok(half::unary_step(u, a)),
             DType::BF16 => float_unary::<polycompute_core::bf16>(u, a),
@@ -294,6 +302,12 @@ fn compute_step(program: &Program, inst: Inst) -> Result<Step> {
             DType::F64 => common_binary::<f64>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
             DType::I32 => Ok(int_binary::<i32>(b, x, y)),
             DType::U32 => Ok(int_binary::<u32>(b, x, y)),
+            DType::I64 => Ok(int_binary::<i64>(b, x, y)),
+            DType::U8 => Ok(int_binary::<u8>(b, x, y)),
+            DType::Bool if matches!(b, BinaryOp::Sub | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow) => {
+                invalid(b.name())
+            }
+            DType::Bool => Ok(int_binary::<bool>(b, x, y)),
             DType::F16 => half::binary_step(b, x, y).map_or_else(|| invalid(b.name()), Ok),
             DType::BF16 => common_binary::<polycompute_core::bf16>(b, x, y).map_or_else(|| invalid(b.name()), Ok),
         },

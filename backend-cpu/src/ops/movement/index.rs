@@ -32,13 +32,24 @@ impl Index for i32 {
     }
 }
 
-/// Calls `$f` with the index array as a typed slice (`u32` or `i32`; validated).
+impl Index for i64 {
+    #[inline(always)]
+    fn pos(self, n: usize) -> usize {
+        // i128: exact for every i64 and every axis length, so a value past 2^32 (refused
+        // by the array layer) cannot wrap into range here either.
+        let p = if self < 0 { self as i128 + n as i128 } else { self as i128 };
+        p.min(n as i128 - 1).max(0) as usize
+    }
+}
+
+/// Calls `$f` with the index array as a typed slice (`u32`, `i32` or `i64`; validated).
 macro_rules! with_index {
     ($idx:expr, $v:ident => $body:expr) => {
         match $idx {
             HostSlice::U32($v) => $body,
             HostSlice::I32($v) => $body,
-            _ => unreachable!("Op::output checked that indices are u32 or i32"),
+            HostSlice::I64($v) => $body,
+            _ => unreachable!("Op::output checked that indices are u32, i32 or i64"),
         }
     };
 }

@@ -97,6 +97,47 @@ impl Widen for u32 {
     }
 }
 
+impl Widen for i64 {
+    type Wide = i128;
+    const WIDE_ZERO: i128 = 0;
+    #[inline(always)]
+    fn widen(self) -> i128 {
+        self as i128
+    }
+    /// Exact: at most `u32::MAX` elements of at most `2^63` each.
+    #[inline(always)]
+    fn wide_add(a: i128, b: i128) -> i128 {
+        a.wrapping_add(b)
+    }
+    fn wide_to_f64(w: i128) -> f64 {
+        w as f64
+    }
+}
+
+/// u8 and bool (`true` is 1: the mean of bools is the fraction that are true) sum exactly
+/// in a u64.
+macro_rules! widen_u64 {
+    ($($t:ty),*) => {$(
+        impl Widen for $t {
+            type Wide = u64;
+            const WIDE_ZERO: u64 = 0;
+            #[inline(always)]
+            fn widen(self) -> u64 {
+                self as u64
+            }
+            #[inline(always)]
+            fn wide_add(a: u64, b: u64) -> u64 {
+                a.wrapping_add(b)
+            }
+            fn wide_to_f64(w: u64) -> f64 {
+                w as f64
+            }
+        }
+    )*};
+}
+
+widen_u64!(u8, bool);
+
 /// The exact sum of integers in a wider type.
 pub(crate) struct WideSum<T>(PhantomData<T>);
 

@@ -65,6 +65,11 @@ pub(crate) fn reduce(
         HostSlice::F64(x) => float(kind, x, g, pool),
         HostSlice::I32(x) => int(kind, x, g, pool),
         HostSlice::U32(x) => int(kind, x, g, pool),
+        HostSlice::I64(x) => int(kind, x, g, pool),
+        HostSlice::U8(x) => int(kind, x, g, pool),
+        // Sum and prod of bools are refused by the op's check (numpy promotes them); min
+        // and max are all and any, mean the fraction that are true.
+        HostSlice::Bool(x) => int(kind, x, g, pool),
         HostSlice::F16(x) => half(kind, x, g, pool),
         HostSlice::BF16(x) => half(kind, x, g, pool),
     }

@@ -18,6 +18,7 @@ use crate::num::with_dtype;
 
 mod kernels;
 mod key;
+mod key_dtypes;
 mod lane;
 mod radix;
 #[cfg(test)]

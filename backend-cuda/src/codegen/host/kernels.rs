@@ -136,6 +136,7 @@ fn write_vec(path: &Path, v: &HostVec) {
         HostVec::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::BF16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     };
     std::fs::write(path, b).unwrap();
 }
@@ -149,6 +150,7 @@ fn read_vec(path: &Path, dt: DType) -> HostVec {
         DType::U32 => HostVec::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::F16 => HostVec::F16(b.chunks_exact(2).map(|c| f16::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::BF16 => HostVec::BF16(b.chunks_exact(2).map(|c| bf16::from_le_bytes(c.try_into().unwrap())).collect()),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -160,6 +162,7 @@ fn as_f64(v: &HostVec) -> Vec<f64> {
         HostVec::U32(v) => v.iter().map(|&x| x as f64).collect(),
         HostVec::F16(v) => v.iter().map(|x| x.to_f64()).collect(),
         HostVec::BF16(v) => v.iter().map(|x| x.to_f64()).collect(),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -181,6 +184,7 @@ fn data(dt: DType, len: usize, nan_at: Option<usize>) -> HostVec {
             HostVec::F32(v) => HostVec::BF16(v.into_iter().map(bf16::from_f32).collect()),
             other => other,
         },
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -280,7 +284,7 @@ fn reductions_agree_with_the_cpu_backend_on_every_path() {
         h.limits = limits;
         let before = (h.launches, h.wrapped);
         h.max_grid = 0;
-        for dt in DType::ALL {
+        for dt in DType::ALL.into_iter().filter(|d| !matches!(d, DType::I64 | DType::U8 | DType::Bool)) {
             for (li, (dims, axis, sms)) in layouts.iter().enumerate() {
                 // The many short rows are there for the backend's grid of many blocks.
                 if run == "clamp2" && li == 6 {
@@ -445,6 +449,7 @@ fn random_fills_reproduce_philox() {
                         v[k]
                     );
                 }
+                _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
             }
         }
     }

@@ -28,6 +28,7 @@ fn bytes(v: &HostVec) -> Vec<u8> {
         HostVec::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         HostVec::BF16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -40,6 +41,7 @@ fn element(v: &HostVec, i: usize) -> (u64, bool, f64) {
         HostVec::U32(v) => (v[i] as u64, false, v[i] as f64),
         HostVec::F16(v) => (v[i].to_bits() as u64, v[i].is_nan(), v[i].to_f64()),
         HostVec::BF16(v) => (v[i].to_bits() as u64, v[i].is_nan(), v[i].to_f64()),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -51,6 +53,7 @@ fn from_bytes(dt: DType, b: &[u8]) -> HostVec {
         DType::U32 => HostVec::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::F16 => HostVec::F16(b.chunks_exact(2).map(|c| f16::from_le_bytes(c.try_into().unwrap())).collect()),
         DType::BF16 => HostVec::BF16(b.chunks_exact(2).map(|c| bf16::from_le_bytes(c.try_into().unwrap())).collect()),
+        _ => unreachable!("CUDA runs no i64, u8 or bool kernels yet (device::not_yet)"),
     }
 }
 
@@ -65,7 +68,7 @@ struct Case {
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let (x, y) = (Expr::arg(0), Expr::arg(1));
-    for dt in DType::ALL {
+    for dt in DType::ALL.into_iter().filter(|d| !matches!(d, DType::I64 | DType::U8 | DType::Bool)) {
         // The corner cases (NaN, infinities, ±0, halves, integer extremes, zero divisors).
         let v = extended_of(dt);
         let (a, b) = host_pairs(&v);
@@ -87,7 +90,7 @@ fn cases() -> Vec<Case> {
                 out.push(Case { name: format!("{}({dt})", op.name()), program: p, inputs, approximate });
             }
         }
-        for to in DType::ALL {
+        for to in DType::ALL.into_iter().filter(|d| !matches!(d, DType::I64 | DType::U8 | DType::Bool)) {
             let p = Program::compile(&x.clone().cast(to), &[dt]).unwrap();
             let name = format!("cast({dt} -> {to})");
             out.push(Case { name, program: p, inputs: vec![v.clone()], approximate: false });

@@ -295,10 +295,12 @@ fn view_movement_scan_and_sort_kernels_agree_with_the_cpu_backend() {
     // case.
     type Cases = fn(DType) -> Vec<Case>;
     let clamp3 = Limits { grid: [3, 65535, 65535], ..Limits::CUDA };
+    // i64, u8 and bool have no CUDA kernels yet (`device::not_yet`).
+    const KERNEL_DTYPES: [DType; 6] = [DType::F32, DType::F64, DType::I32, DType::U32, DType::F16, DType::BF16];
     let runs: [(&str, Limits, Cases, &[DType]); 3] = [
-        ("real_", Limits::CUDA, cases, &DType::ALL),
+        ("real_", Limits::CUDA, cases, &KERNEL_DTYPES),
         ("real_", Limits::CUDA, wrapping_cases, &[DType::F32, DType::F16]),
-        ("clamp3_", clamp3, cases, &DType::ALL),
+        ("clamp3_", clamp3, cases, &KERNEL_DTYPES),
     ];
     let mut stats = Vec::new();
     for (run, limits, cases, dtypes) in runs {
