@@ -45,7 +45,7 @@ impl<T: Element> DeviceArray<T> {
     /// dtype, else converted elementwise.
     fn converted<U: Element>(&self) -> Result<DeviceArray<U>> {
         if U::DTYPE == T::DTYPE {
-            return DeviceArray::from_view(self.device.clone(), self.buffer.clone(), self.layout.clone());
+            return self.retyped();
         }
         self.cast()
     }
