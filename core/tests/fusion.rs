@@ -270,3 +270,67 @@ fn fusion_off_runs_each_op_at_its_call() {
     assert!(y.to_vec().is_ok());
     dev.set_fusion(true);
 }
+
+#[test]
+fn map_reduce_runs_as_one_kernel_and_matches_eager_bit_for_bit() {
+    let (dev, _g) = device();
+    let n = 100_003; // past the CPU's block and parallel thresholds, not a multiple of a leaf
+    let x = dev.from_slice(&values(n, 50), &[n]).unwrap();
+    let y = dev.from_slice(&values(n, 51), &[n]).unwrap();
+    type Reduce<T> = fn(&DeviceArray<T>) -> Result<DeviceArray<T>>;
+    let kinds: [(&str, Reduce<f32>); 5] = [
+        ("sum", |a| a.sum(None)),
+        ("mean", |a| a.mean(None)),
+        ("min", |a| a.min(None)),
+        ("max", |a| a.max(None)),
+        ("prod", |a| a.map(|v| &v * 1e-3 + 1.0)?.prod(None)),
+    ];
+    for (name, reduce) in kinds {
+        let run = || -> Result<DeviceArray<f32>> {
+            let d = (&x - &y)?;
+            reduce(&(&d * &d)?)
+        };
+        assert_eq!(both_ways(&dev, run), 1, "{name}");
+    }
+    // Rows: a reduction along the last axis of a pending [rows, cols] chain.
+    let m = dev.from_slice(&values(300 * 700, 52), &[300, 700]).unwrap();
+    let rows = || -> Result<DeviceArray<f32>> { m.exp()?.sum(-1) };
+    assert_eq!(both_ways(&dev, rows), 1);
+    let row_means = || -> Result<DeviceArray<f64>> { m.cast::<f64>()?.map(|v| v.sin())?.mean(-1) };
+    assert_eq!(both_ways(&dev, row_means), 1);
+    // Integers (wrapping sums; mean through the wide sum) and a first axis (materialized
+    // then reduced: the CPU fuses contiguous runs only) and halves (the default path).
+    let xi: DeviceArray<i32> = x.map_to(|v| (v * 1e6).cast(DType::I32)).unwrap();
+    let isum = || -> Result<DeviceArray<i32>> { (&xi * &xi)?.sum(None) };
+    assert_eq!(both_ways(&dev, isum), 1);
+    let imean = || -> Result<DeviceArray<f64>> { (&xi * 3)?.mean(None) };
+    assert_eq!(both_ways(&dev, imean), 1);
+    let umax = || -> Result<DeviceArray<u32>> { xi.cast::<u32>()?.map(|v| &v * 7)?.max(None) };
+    assert_eq!(both_ways(&dev, umax), 1);
+    let cols = || -> Result<DeviceArray<f32>> { m.exp()?.sum(0) };
+    assert_eq!(both_ways(&dev, cols), 1);
+    let half = || -> Result<DeviceArray<f16>> { x.cast::<f16>()?.map(|v| &v * &v)?.sum(None) };
+    assert_eq!(both_ways(&dev, half), 1);
+    let argmax = || -> Result<DeviceArray<u32>> { (&x * &y)?.argmax(None) };
+    assert_eq!(both_ways(&dev, argmax), 1);
+}
+
+#[test]
+fn map_reduce_allocates_only_its_result_and_leaves_the_chain_pending() {
+    let (dev, _g) = device();
+    let n = 1 << 16;
+    let x = dev.from_slice(&values(n, 60), &[n]).unwrap();
+    let y = dev.from_slice(&values(n, 61), &[n]).unwrap();
+    let allocations = |dev: &Device| dev.memory_stats().map(|s| s.hits + s.misses).expect("the CPU has an allocator");
+    let before = allocations(&dev);
+    let d = (&x - &y).unwrap();
+    let sq = (&d * &d).unwrap();
+    let s = sq.sum(None).unwrap().to_scalar().unwrap();
+    assert_eq!(allocations(&dev) - before, 1, "only the one-element sum");
+    // The chain itself is still pending: reading it runs it once, and its sum agrees.
+    let launched = dev.fusion_stats().launched;
+    let host: Vec<f32> = sq.to_vec().unwrap();
+    assert_eq!(dev.fusion_stats().launched - launched, 1);
+    let resummed = dev.from_slice(&host, &[n]).unwrap().sum(None).unwrap().to_scalar().unwrap();
+    assert_eq!(s.to_bits(), resummed.to_bits());
+}

@@ -144,9 +144,10 @@ impl Pending {
     }
 }
 
-/// Runs `program` over `leaves` as one map of `shape`.
-fn launch(device: &Device, program: &Arc<Program>, leaves: &[Leaf], shape: &Shape) -> Result<BufferRef> {
-    let op = if leaves.iter().all(|l| l.layout.is_plain(l.buffer.len())) {
+/// The one map that computes `program` over `leaves` at `shape`: `Op::Map` when every
+/// leaf is a plain array, else `Op::MapViews`.
+fn map_op(program: &Arc<Program>, leaves: &[Leaf], shape: &Shape) -> Op {
+    if leaves.iter().all(|l| l.layout.is_plain(l.buffer.len())) {
         Op::Map {
             program: program.clone(),
             input_shapes: leaves.iter().map(|l| l.layout.shape.clone()).collect(),
@@ -158,9 +159,44 @@ fn launch(device: &Device, program: &Arc<Program>, leaves: &[Leaf], shape: &Shap
             inputs: leaves.iter().map(|l| l.layout.clone()).collect(),
             shape: shape.clone(),
         }
-    };
+    }
+}
+
+/// Runs `program` over `leaves` as one map of `shape`.
+fn launch(device: &Device, program: &Arc<Program>, leaves: &[Leaf], shape: &Shape) -> Result<BufferRef> {
     let buffers: SmallVec<[&BufferRef; 8]> = leaves.iter().map(|l| &l.buffer).collect();
-    device.backend().execute(&op, &buffers)
+    device.backend().execute(&map_op(program, leaves, shape), &buffers)
+}
+
+/// Runs `reduce` (an `Op::Reduce` over an array of `layout` held in `storage`) with the
+/// pending chain as its element source, one backend call
+/// ([`crate::backend::DeviceBackend::map_reduce`]) and no buffer for the chain; `None`
+/// when the array is not a whole pending array (the caller reduces its buffer).
+pub(crate) fn reduce(device: &Device, storage: &Storage, layout: &Layout, reduce: &Op) -> Result<Option<BufferRef>> {
+    let Storage::Pending(p) = storage else {
+        return Ok(None);
+    };
+    if p.is_done() || layout.shape != p.shape || !layout.is_plain(p.shape.numel()) {
+        return Ok(None);
+    }
+    let Some(recipe) = p.recipe() else {
+        return Ok(None);
+    };
+    let map = map_op(&recipe.program, &recipe.leaves, &p.shape);
+    let buffers: SmallVec<[&BufferRef; 8]> = recipe.leaves.iter().map(|l| &l.buffer).collect();
+    let out = device.backend().map_reduce(&map, reduce, &buffers)?;
+    tracing::debug!(
+        target: "polycompute::fusion",
+        device = %device.id(),
+        ops = recipe.ops + 1,
+        inputs = recipe.leaves.len(),
+        shape = %p.shape,
+        reduce = reduce.name(),
+        program = %describe(&recipe.program),
+        "fused map-reduce"
+    );
+    control::state(device).launched.fetch_add(1, Ordering::Relaxed);
+    Ok(Some(out))
 }
 
 /// The program in one line, `%2 = mul.f32(%0, %1)`, for the flush event.
