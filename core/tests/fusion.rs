@@ -334,3 +334,21 @@ fn map_reduce_allocates_only_its_result_and_leaves_the_chain_pending() {
     let resummed = dev.from_slice(&host, &[n]).unwrap().sum(None).unwrap().to_scalar().unwrap();
     assert_eq!(s.to_bits(), resummed.to_bits());
 }
+
+#[test]
+fn synchronize_computes_the_ends_of_chains_not_their_held_intermediates() {
+    let (dev, _g) = device();
+    let x = dev.from_slice(&values(4096, 70), &[4096]).unwrap();
+    let before = dev.fusion_stats().launched;
+    let a = x.exp().unwrap();
+    let b = (&a * 2.0f32).unwrap();
+    dev.synchronize().unwrap();
+    assert_eq!(dev.fusion_stats().launched - before, 1, "only b, the end of the chain");
+    // The held intermediate is still readable, computed once when read.
+    let a_host = bits(&a);
+    assert_eq!(dev.fusion_stats().launched - before, 2);
+    dev.set_fusion(false);
+    assert_eq!(bits(&x.exp().unwrap()), a_host);
+    dev.set_fusion(true);
+    drop(b);
+}

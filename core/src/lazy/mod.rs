@@ -20,7 +20,7 @@ mod control;
 pub use control::{FusionStats, FUSION_ENV};
 
 use std::fmt::Write as _;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use smallvec::SmallVec;
@@ -98,6 +98,9 @@ pub(crate) struct Pending {
     done: OnceLock<BufferRef>,
     /// Taken when the buffer is computed, which frees the leaves.
     recipe: Mutex<Option<Recipe>>,
+    /// Inlined into a later op: `synchronize` leaves it to be computed when read (the
+    /// consumer computes its elements already; computing it too would rerun the prefix).
+    consumed: AtomicBool,
 }
 
 impl Pending {
@@ -244,6 +247,7 @@ pub(crate) fn record(
         shape: shape.clone(),
         done: OnceLock::new(),
         recipe: Mutex::new(Some(recipe)),
+        consumed: AtomicBool::new(false),
     });
     state.note_pending(&pending);
     Ok(Some(Storage::Pending(pending)))
@@ -284,7 +288,10 @@ fn plan(inputs: &[Input<'_>], program: &Arc<Program>, shape: &Shape) -> Result<R
                     // a broadcast one would be recomputed per element it is read at.
                     let whole = input.layout.shape == *shape && input.layout.is_plain(p.shape.numel());
                     match whole.then(|| p.recipe()).flatten() {
-                        Some(recipe) => Source::Inline(p.clone(), recipe),
+                        Some(recipe) => {
+                            p.consumed.store(true, Ordering::Relaxed);
+                            Source::Inline(p.clone(), recipe)
+                        }
                         None => leaf(p.buffer()?),
                     }
                 }
@@ -360,11 +367,15 @@ fn compose_sources(program: &Program, sources: &[Source]) -> (Program, SmallVec<
     (compose::compose(program, &parts, dtypes), leaves, ops)
 }
 
-/// Materializes every pending array of `device` still alive (for `synchronize`).
+/// Materializes every pending array of `device` still alive that no later op consumed
+/// (for `synchronize`): the ends of the recorded chains. A consumed intermediate still
+/// alive is computed when it is read.
 pub(crate) fn flush(device: &Device) -> Result<()> {
     for weak in control::state(device).take_pending() {
         if let Some(p) = weak.upgrade() {
-            p.buffer()?;
+            if !p.consumed.load(Ordering::Relaxed) {
+                p.buffer()?;
+            }
         }
     }
     Ok(())
