@@ -272,7 +272,7 @@ pub(crate) fn cast(
 /// What each input contributes: its leaf, or the recipe to inline.
 enum Source {
     Leaf(Leaf),
-    Inline(Arc<Pending>, Recipe),
+    Inline(Arc<Pending>, Box<Recipe>),
 }
 
 fn plan(inputs: &[Input<'_>], program: &Arc<Program>, shape: &Shape) -> Result<Recipe> {
@@ -290,7 +290,7 @@ fn plan(inputs: &[Input<'_>], program: &Arc<Program>, shape: &Shape) -> Result<R
                     match whole.then(|| p.recipe()).flatten() {
                         Some(recipe) => {
                             p.consumed.store(true, Ordering::Relaxed);
-                            Source::Inline(p.clone(), recipe)
+                            Source::Inline(p.clone(), Box::new(recipe))
                         }
                         None => leaf(p.buffer()?),
                     }
