@@ -108,6 +108,11 @@ impl BackendDevice for CpuDevice {
         Ok(CpuBuffer::new(out, self.token))
     }
 
+    fn map_reduce(&self, map: &Op, reduce: &Op, inputs: &[&CpuBuffer]) -> Result<Option<CpuBuffer>> {
+        let data: Vec<HostSlice<'_>> = inputs.iter().map(|b| b.as_slice()).collect();
+        Ok(ops::map_reduce(self, map, reduce, &data)?.map(|out| CpuBuffer::new(out, self.token)))
+    }
+
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }

@@ -12,6 +12,7 @@
 
 mod baseline;
 mod cases;
+mod fusion;
 mod half;
 mod report;
 mod rows;
@@ -39,7 +40,8 @@ pub struct Args {
     /// sum_rows_f32, argmin_rows_f32, matmul_f32_1024, matmul_f32_2048, uniform_f32,
     /// normal_f32, map_small_f32, sort_f32, argsort_f32, cumsum_f32, take_f32, concat_f32,
     /// map_step2_f32, matmul_t_f32_1024, map_axpy_f16, map_axpy_bf16, matmul_f16_1024,
-    /// matmul_bf16_4096.
+    /// matmul_bf16_4096, fusion_chain_f32, fusion_chain_closure_f32, fusion_sqdiff_sum_f32,
+    /// fusion_sqdiff_sum_plain_f32, fusion_small_map_f32.
     #[arg(long = "only", value_name = "NAME")]
     only: Vec<String>,
     /// Print a JSON list of {name, device, value, unit, baseline, ratio, ...} instead of a table.

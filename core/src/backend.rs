@@ -128,6 +128,15 @@ pub trait DeviceBackend: Send + Sync + 'static {
     /// with [`Op::output`] against the inputs, so shapes and dtypes agree; an op or dtype
     /// the device cannot run is [`Error::Unsupported`].
     fn execute(&self, op: &Op, inputs: &[&BufferRef]) -> Result<BufferRef>;
+    /// Runs `reduce` (an [`Op::Reduce`]) over the elements `map` (an [`Op::Map`] or
+    /// [`Op::MapViews`]) computes from `inputs`: the entry of the lazy layer's map→reduce
+    /// fusion ([`crate::lazy`]). A backend may evaluate the map's program as the reduction's
+    /// element source, with no intermediate buffer; by default the map runs into a buffer
+    /// that is then reduced. Either way the result is the same, bit for bit.
+    fn map_reduce(&self, map: &Op, reduce: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
+        let mapped = self.execute(map, inputs)?;
+        self.execute(reduce, &[&mapped])
+    }
     /// Waits until all work queued on the device has finished.
     fn synchronize(&self) -> Result<()>;
     /// The figures of the device's caching allocator; `None` for a device without one.

@@ -106,7 +106,9 @@ impl Device {
     }
 
     /// Waits for all queued work on the device.
+    /// Pending elementwise results still alive are computed first ([`crate::lazy`]).
     pub fn synchronize(&self) -> Result<()> {
+        crate::lazy::flush(self)?;
         self.backend.synchronize()
     }
 

@@ -51,3 +51,9 @@ pub(crate) fn execute(dev: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Resul
         Op::TopK { k, axis, shape } => sort::top_k(*k, *axis, shape, data),
     }
 }
+
+/// A validated map→reduce pair run as one pass ([`reduce::map_reduce`]), or `None` when the
+/// CPU does not fuse this pair.
+pub(crate) fn map_reduce(dev: &CpuDevice, map: &Op, reduce: &Op, data: &[HostSlice<'_>]) -> Result<Option<Output>> {
+    reduce::map_reduce(dev.plans(), map, reduce, data, dev.pool())
+}

@@ -8,7 +8,7 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 20] = [
+pub const NAMES: [&str; 25] = [
     "map_axpy_f32",
     "sum_f32",
     // Reductions along many short rows (see `rows.rs`).
@@ -32,6 +32,12 @@ pub const NAMES: [&str; 20] = [
     "map_axpy_bf16",
     "matmul_f16_1024",
     "matmul_bf16_4096",
+    // Fusion across calls (see `fusion.rs`).
+    "fusion_chain_f32",
+    "fusion_chain_closure_f32",
+    "fusion_sqdiff_sum_f32",
+    "fusion_sqdiff_sum_plain_f32",
+    "fusion_small_map_f32",
 ];
 
 /// The `a` of `y = a*x + y`.
@@ -110,6 +116,11 @@ pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchEr
         "map_axpy_bf16" => super::half::map_axpy::<polycompute::bf16>(device, cfg),
         "matmul_f16_1024" => super::half::matmul::<polycompute::f16>(device, cfg.matmul_sizes[0], cfg),
         "matmul_bf16_4096" => super::half::matmul::<polycompute::bf16>(device, cfg.half_matmul_size, cfg),
+        "fusion_chain_f32" => super::fusion::chain(device, cfg, false),
+        "fusion_chain_closure_f32" => super::fusion::chain(device, cfg, true),
+        "fusion_sqdiff_sum_f32" => super::fusion::sq_diff(device, cfg, false),
+        "fusion_sqdiff_sum_plain_f32" => super::fusion::sq_diff(device, cfg, true),
+        "fusion_small_map_f32" => super::fusion::small(device, cfg),
         other => Err(format!("unknown benchmark {other:?}; the benchmarks are {}", NAMES.join(", ")).into()),
     }
 }

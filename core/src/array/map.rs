@@ -11,6 +11,7 @@ use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::expr::{compile_cached, Expr};
 use crate::layout::Layout;
+use crate::lazy::Storage;
 use crate::op::Op;
 use crate::shape::Shape;
 
@@ -44,14 +45,14 @@ impl<T: Element> DeviceArray<T> {
 #[derive(Clone, Copy)]
 pub(crate) struct MapInput<'a> {
     pub(crate) device: &'a Device,
-    pub(crate) buffer: &'a BufferRef,
+    pub(crate) storage: &'a Storage,
     pub(crate) layout: &'a Layout,
     pub(crate) dtype: DType,
 }
 
 impl<'a, T: Element> From<&'a DeviceArray<T>> for MapInput<'a> {
     fn from(a: &'a DeviceArray<T>) -> Self {
-        MapInput { device: &a.device, buffer: &a.buffer, layout: &a.layout, dtype: T::DTYPE }
+        MapInput { device: &a.device, storage: a.storage(), layout: &a.layout, dtype: T::DTYPE }
     }
 }
 
@@ -168,19 +169,32 @@ tuple_inputs!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 pub fn map<I: MapInputs, U: Element>(inputs: I, f: impl FnOnce(I::Exprs) -> Expr) -> Result<DeviceArray<U>> {
     let list = inputs.inputs();
     let expr = f(inputs.exprs());
-    let (device, buffer, shape) = run(&list, &expr, U::DTYPE, "map")?;
-    DeviceArray::from_parts(device, buffer, shape)
+    let (device, storage, shape) = run_lazy(&list, &expr, U::DTYPE, "map")?;
+    DeviceArray::from_storage(device, storage, shape)
 }
 
-/// The map behind [`map`], the operators and the elementwise methods: checks the inputs'
-/// devices, broadcasts their shapes (`context` names the operation in a shape error),
-/// compiles `expr` to a `U`-typed program and runs it.
+/// [`run_lazy`] whose result is computed now (a buffer, never pending).
+#[allow(dead_code)] // kept for callers that need the buffer at once
 pub(crate) fn run(
     inputs: &[MapInput<'_>],
     expr: &Expr,
     output: DType,
     context: &'static str,
 ) -> Result<(Device, BufferRef, Shape)> {
+    let (device, storage, shape) = run_lazy(inputs, expr, output, context)?;
+    Ok((device, storage.into_buffer()?, shape))
+}
+
+/// The map behind [`map`], the operators and the elementwise methods: checks the inputs'
+/// devices, broadcasts their shapes (`context` names the operation in a shape error),
+/// compiles `expr` to a `U`-typed program and runs it, or records it as a pending result
+/// when the device fuses ([`crate::lazy`]).
+pub(crate) fn run_lazy(
+    inputs: &[MapInput<'_>],
+    expr: &Expr,
+    output: DType,
+    context: &'static str,
+) -> Result<(Device, Storage, Shape)> {
     let Some(first) = inputs.first() else {
         return Err(Error::InvalidExpr("map needs at least one input array; use Device::full for constants".into()));
     };
@@ -202,9 +216,15 @@ pub(crate) fn run(
             shape = shape.broadcast(&a.layout.shape, context)?;
         }
     }
+    let lazy: SmallVec<[crate::lazy::Input<'_>; 4]> =
+        inputs.iter().map(|a| crate::lazy::Input { storage: a.storage, layout: a.layout }).collect();
+    if let Some(storage) = crate::lazy::record(first.device, &lazy, &program, &shape)? {
+        return Ok((first.device.clone(), storage, shape));
+    }
+    let buffers: SmallVec<[&BufferRef; 8]> = inputs.iter().map(|a| a.storage.buffer()).collect::<Result<_>>()?;
     // Views are read in place (strided, offset, negative or broadcast strides) by
     // `Op::MapViews`; plain arrays keep the plain `Op::Map`.
-    let op = if inputs.iter().all(|a| a.layout.is_plain(a.buffer.len())) {
+    let op = if inputs.iter().zip(&buffers).all(|(a, b)| a.layout.is_plain(b.len())) {
         Op::Map { program, input_shapes: inputs.iter().map(|a| a.layout.shape.clone()).collect(), shape: shape.clone() }
     } else {
         Op::MapViews { program, inputs: inputs.iter().map(|a| a.layout.clone()).collect(), shape: shape.clone() }
@@ -212,13 +232,6 @@ pub(crate) fn run(
     // The backend layer validates the op (`Op::output`) before running it: the dtype and
     // shape are known here already, so no second validation on this side.
     let backend = first.device.backend();
-    let buffer = match inputs {
-        [a] => backend.execute(&op, &[a.buffer])?,
-        [a, b] => backend.execute(&op, &[a.buffer, b.buffer])?,
-        _ => {
-            let buffers: SmallVec<[&BufferRef; 8]> = inputs.iter().map(|a| a.buffer).collect();
-            backend.execute(&op, &buffers)?
-        }
-    };
-    Ok((first.device.clone(), buffer, shape))
+    let buffer = backend.execute(&op, &buffers)?;
+    Ok((first.device.clone(), Storage::Ready(buffer), shape))
 }

@@ -25,6 +25,7 @@ use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::expr::Program;
 use crate::layout::Layout;
+use crate::lazy::Storage;
 use crate::op::Op;
 use crate::shape::Shape;
 
@@ -34,7 +35,7 @@ use crate::shape::Shape;
 /// shares the buffer.
 pub struct DeviceArray<T: Element> {
     device: Device,
-    buffer: BufferRef,
+    storage: Storage,
     layout: Layout,
     _elem: PhantomData<T>,
 }
@@ -43,7 +44,7 @@ impl<T: Element> Clone for DeviceArray<T> {
     fn clone(&self) -> Self {
         DeviceArray {
             device: self.device.clone(),
-            buffer: self.buffer.clone(),
+            storage: self.storage.clone(),
             layout: self.layout.clone(),
             _elem: PhantomData,
         }
@@ -73,14 +74,19 @@ impl<T: Element> DeviceArray<T> {
                 expected: shape.numel(),
             });
         }
-        Ok(DeviceArray { device, buffer, layout: Layout::contiguous(shape), _elem: PhantomData })
+        Ok(DeviceArray {
+            device,
+            storage: Storage::Ready(buffer),
+            layout: Layout::contiguous(shape),
+            _elem: PhantomData,
+        })
     }
 
     /// A view of `buffer` through `layout` (checked to stay inside the buffer).
     pub fn from_view(device: Device, buffer: BufferRef, layout: Layout) -> Result<Self> {
         Self::check_dtype(&buffer)?;
         layout.check_within(buffer.len())?;
-        Ok(DeviceArray { device, buffer, layout, _elem: PhantomData })
+        Ok(DeviceArray { device, storage: Storage::Ready(buffer), layout, _elem: PhantomData })
     }
 
     pub(crate) fn upload_slice(device: &Device, data: &[T], shape: Shape) -> Result<Self> {
@@ -119,7 +125,7 @@ impl<T: Element> DeviceArray<T> {
     /// skips, reorders or repeats elements); ops other than maps read only such arrays,
     /// and copy a view once ([`DeviceArray::contiguous`]) first.
     pub fn is_plain(&self) -> bool {
-        self.layout.is_plain(self.buffer.len())
+        self.layout.is_plain(self.storage.len())
     }
 
     /// Number of dimensions.
@@ -148,15 +154,63 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// The device buffer (of a view: the whole buffer it looks into; see
-    /// [`DeviceArray::layout`]).
+    /// [`DeviceArray::layout`]). A pending elementwise result ([`crate::lazy`]) is
+    /// computed now; [`DeviceArray::try_buffer`] returns the error that may raise.
+    ///
+    /// # Panics
+    /// When the array is pending and the device fails to compute it (out of memory, a
+    /// dtype the device cannot run); use [`DeviceArray::try_buffer`] to handle that.
     pub fn buffer(&self) -> &BufferRef {
-        &self.buffer
+        match self.storage.buffer() {
+            Ok(b) => b,
+            Err(e) => panic!("computing a pending array failed: {e} (DeviceArray::try_buffer returns this error)"),
+        }
+    }
+
+    /// The device buffer, computed now if the array is a pending elementwise result: the
+    /// one point where the lazy layer ([`crate::lazy`]) runs a fused chain.
+    ///
+    /// ```
+    /// # extern crate polycompute_cpu; // links the CPU backend, as the facade does
+    /// # use polycompute_core::Device;
+    /// let x = Device::cpu().from_slice(&[1.0f32, 2.0], &[2])?;
+    /// assert_eq!(x.map(|v| v * 2.0)?.try_buffer()?.len(), 2);
+    /// # Ok::<(), polycompute_core::Error>(())
+    /// ```
+    pub fn try_buffer(&self) -> Result<&BufferRef> {
+        self.storage.buffer()
+    }
+
+    /// An array over `storage` (a buffer, or a pending result) of `shape`, contiguous.
+    pub(crate) fn from_storage(device: Device, storage: Storage, shape: Shape) -> Result<Self> {
+        match storage {
+            Storage::Ready(buffer) => DeviceArray::from_parts(device, buffer, shape),
+            storage => Ok(DeviceArray { device, storage, layout: Layout::contiguous(shape), _elem: PhantomData }),
+        }
+    }
+
+    /// The same array typed as `U`, sharing its storage (pending or not); only for `U` of
+    /// `T`'s dtype.
+    pub(crate) fn retyped<U: Element>(&self) -> Result<DeviceArray<U>> {
+        if U::DTYPE != T::DTYPE {
+            return Err(Error::DTypeMismatch { context: "retyped".into(), expected: T::DTYPE, found: U::DTYPE });
+        }
+        Ok(DeviceArray {
+            device: self.device.clone(),
+            storage: self.storage.clone(),
+            layout: self.layout.clone(),
+            _elem: PhantomData,
+        })
+    }
+
+    pub(crate) fn storage(&self) -> &Storage {
+        &self.storage
     }
 
     /// Copies the elements to the host, row-major (of a view: the view's elements).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let plain = self.contiguous()?;
-        let host = self.device.backend().download(&plain.buffer)?;
+        let host = self.device.backend().download(plain.storage.buffer()?)?;
         let found = host.dtype();
         T::from_host_vec(host).ok_or(Error::DTypeMismatch { context: "download".into(), expected: T::DTYPE, found })
     }
@@ -205,19 +259,20 @@ impl<T: Element> DeviceArray<T> {
         if self.is_plain() {
             return Ok(self.clone());
         }
-        if let Some((base, perm)) = crate::view::as_permutation(&self.layout, self.buffer.len()) {
+        let buffer = self.storage.buffer()?;
+        if let Some((base, perm)) = crate::view::as_permutation(&self.layout, buffer.len()) {
             let op = Op::Transpose { shape: base.clone(), perm };
-            return self.run_on(op, &[&self.buffer], &[(T::DTYPE, &base)]);
+            return self.run_on(op, &[buffer], &[(T::DTYPE, &base)]);
         }
         let program = Arc::new(Program::identity(T::DTYPE));
         let op = Op::MapViews { program, inputs: vec![self.layout.clone()], shape: self.layout.shape.clone() };
         let shape = self.layout.shape.clone();
-        self.run_on(op, &[&self.buffer], &[(T::DTYPE, &shape)])
+        self.run_on(op, &[buffer], &[(T::DTYPE, &shape)])
     }
 
     /// The buffer of [`DeviceArray::contiguous`].
     pub(crate) fn plain_buffer(&self) -> Result<BufferRef> {
-        Ok(self.contiguous()?.buffer)
+        self.contiguous()?.storage.into_buffer()
     }
 
     pub(crate) fn run_on<U: Element>(
@@ -262,14 +317,18 @@ impl<T: Element> DeviceArray<T> {
     /// transposed: the array's own buffer when it is plain or a transposed plain matrix
     /// ([`crate::view::is_transposed_matrix`]), else a contiguous copy.
     fn matmul_operand(&self) -> Result<(BufferRef, bool)> {
-        if !self.is_plain() && crate::view::is_transposed_matrix(&self.layout, self.buffer.len()) {
-            return Ok((self.buffer.clone(), true));
+        if !self.is_plain() && crate::view::is_transposed_matrix(&self.layout, self.storage.len()) {
+            return Ok((self.storage.buffer()?.clone(), true));
         }
         Ok((self.plain_buffer()?, false))
     }
 
     /// Converts every element to `U` (rules in [`crate::expr`]).
     pub fn cast<U: Element>(&self) -> Result<DeviceArray<U>> {
+        // Recorded as the map `arg0.cast(U)`, which is `Op::Cast`'s definition.
+        if let Some(storage) = crate::lazy::cast(&self.device, &self.storage, &self.layout, T::DTYPE, U::DTYPE)? {
+            return DeviceArray::from_storage(self.device.clone(), storage, self.layout.shape.clone());
+        }
         self.unary_op(Op::Cast { to: U::DTYPE })
     }
 

@@ -74,6 +74,6 @@ pub(crate) fn elementwise<T: Element, U: Element>(
         }
     }
     let expr = f(&args[..extra.len()], &exprs);
-    let (device, buffer, shape) = map::run(&inputs, &expr, U::DTYPE, context)?;
-    DeviceArray::from_parts(device, buffer, shape)
+    let (device, storage, shape) = map::run_lazy(&inputs, &expr, U::DTYPE, context)?;
+    DeviceArray::from_storage(device, storage, shape)
 }

@@ -45,7 +45,7 @@ impl<T: Element> DeviceArray<T> {
     /// dtype, else converted elementwise.
     fn converted<U: Element>(&self) -> Result<DeviceArray<U>> {
         if U::DTYPE == T::DTYPE {
-            return DeviceArray::from_view(self.device.clone(), self.buffer.clone(), self.layout.clone());
+            return self.retyped();
         }
         self.cast()
     }
@@ -85,7 +85,16 @@ impl<T: Element> DeviceArray<T> {
     }
 
     fn run_reduce<U: Element>(&self, kind: ReduceKind, axis: Option<usize>) -> Result<DeviceArray<U>> {
-        self.unary_op(Op::Reduce { kind, axis, shape: self.layout.shape.clone() })
+        let op = Op::Reduce { kind, axis, shape: self.layout.shape.clone() };
+        // A pending elementwise chain is the reduction's element source (map→reduce).
+        if let Some(buffer) = crate::lazy::reduce(&self.device, self.storage(), &self.layout, &op)? {
+            return DeviceArray::from_parts(
+                self.device.clone(),
+                buffer,
+                op.output(&[(T::DTYPE, &self.layout.shape)])?.1,
+            );
+        }
+        self.unary_op(op)
     }
 
     /// Sum over `axes` ([`Axes`]: `None` for every element, an axis, several, or

@@ -62,6 +62,13 @@ pub trait BackendDevice: Send + Sync + 'static {
     fn download(&self, buffer: &Self::Buffer) -> Result<HostVec>;
     /// Runs one validated op on this device's buffers (see the trait's docs).
     fn execute(&self, op: &Op, inputs: &[&Self::Buffer]) -> Result<Self::Buffer>;
+    /// [`DeviceBackend::map_reduce`] on this device's buffers, both ops validated: `Some`
+    /// when the backend fuses the pair, `None` (the default) to run the map and then the
+    /// reduction.
+    fn map_reduce(&self, map: &Op, reduce: &Op, inputs: &[&Self::Buffer]) -> Result<Option<Self::Buffer>> {
+        let _ = (map, reduce, inputs);
+        Ok(None)
+    }
     /// Waits until all work queued on the device has finished.
     fn synchronize(&self) -> Result<()>;
     /// The figures of the device's caching allocator; `None` (the default) without one.
@@ -94,6 +101,22 @@ impl<D: BackendDevice> DeviceBackend for D {
         let out = BackendDevice::execute(self, op, &buffers)?;
         check_result(self, &out, dtype, shape.numel())?;
         Ok(Arc::new(out))
+    }
+
+    fn map_reduce(&self, map: &Op, reduce: &Op, inputs: &[&BufferRef]) -> Result<BufferRef> {
+        let buffers = inputs.iter().map(|b| own(self, b)).collect::<Result<Inputs<&D::Buffer>>>()?;
+        let (mapped, mapped_shape) = validate(map, inputs)?;
+        let (dtype, shape) = reduce.output(&[(mapped, &mapped_shape)])?;
+        match BackendDevice::map_reduce(self, map, reduce, &buffers)? {
+            Some(out) => {
+                check_result(self, &out, dtype, shape.numel())?;
+                Ok(Arc::new(out))
+            }
+            None => {
+                let mapped = DeviceBackend::execute(self, map, inputs)?;
+                DeviceBackend::execute(self, reduce, &[&mapped])
+            }
+        }
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -30,7 +30,7 @@ use crate::buffer::Output;
 use crate::memory::Pool;
 use crate::num::with_dtype;
 use crate::par::{stream_task, PAR_MIN};
-use lane::Lane;
+pub(crate) use lane::Lane;
 pub(crate) use plan::Plan;
 
 /// Plans kept per device before the cache is emptied (a guard against programs generated
@@ -76,6 +76,15 @@ impl PlanCache {
         plans.all.insert(op.clone(), plan.clone());
         plans.last = Some((op.clone(), plan.clone()));
         Ok(plan)
+    }
+}
+
+/// Evaluates output elements `start..start + out.len()` of `plan` into `out`: the element
+/// source of a fused map→reduce (`ops/reduce/fused.rs`), a block at a time.
+pub(crate) fn eval_into<T: Lane>(plan: &Plan, inputs: &[HostSlice<'_>], start: usize, out: &mut [T]) {
+    let mut scratch = plan.new_scratch(out.len());
+    for (c, chunk) in out.chunks_mut(plan.chunk).enumerate() {
+        plan.run_chunk(inputs, start + c * plan.chunk, T::erase(chunk), &mut scratch);
     }
 }
 

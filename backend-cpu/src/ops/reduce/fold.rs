@@ -13,7 +13,7 @@ use crate::par::PAR_MIN;
 const LANES: usize = 16;
 /// Elements in a leaf: each lane adds `LEAF / LANES` values in sequence, so a float sum's
 /// error is about `(LEAF / LANES + log2(n / LEAF)) · eps · Σ|x|`.
-const LEAF: usize = 512;
+pub(super) const LEAF: usize = 512;
 /// Rows accumulated in sequence before halves are combined.
 const ROW_LEAF: usize = 8;
 

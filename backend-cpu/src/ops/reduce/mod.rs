@@ -7,6 +7,9 @@
 
 mod arg;
 mod fold;
+mod fused;
+
+pub(crate) use fused::map_reduce;
 
 use std::sync::Arc;
 
