@@ -10,34 +10,39 @@
 //! The files: `key.rs` (the keys), `lane.rs` (one lane's order and the parallel walk over
 //! lanes), `kernels.rs` (sort, argsort, topk), `radix.rs` (the radix sort).
 
+use std::sync::Arc;
+
 use polycompute_core::{DType, HostSlice, Result, Shape};
 
 use super::axis::Axis;
 use crate::buffer::{host_vec, typed, Output};
+use crate::memory::Pool;
 use crate::num::with_dtype;
 
 mod kernels;
 mod key;
 mod lane;
 mod radix;
+mod rows;
 #[cfg(test)]
 mod tests;
+mod whole;
 
-use kernels::{argsort, sort, topk};
+use kernels::{argsort_output, sort_output, topk};
 
 /// Lanes at least this long are radix-sorted.
 const RADIX_MIN: usize = 1 << 12;
 
 /// `Op::Sort`: the values of each lane in order ([`sort`]).
-pub(crate) fn values(axis: usize, shape: &Shape, data: &[HostSlice<'_>]) -> Result<Output> {
+pub(crate) fn values(axis: usize, shape: &Shape, data: &[HostSlice<'_>], pool: &Arc<Pool>) -> Result<Output> {
     let dtype = data.first().map_or(DType::F32, |d| d.dtype());
-    Ok(Output::host(with_dtype!(dtype, T => host_vec(sort::<T>(typed(data[0]), Axis::new(shape, axis))))))
+    with_dtype!(dtype, T => sort_output::<T>(typed(data[0]), Axis::new(shape, axis), pool))
 }
 
 /// `Op::Argsort`: the sorting permutation of each lane ([`argsort`]).
-pub(crate) fn indices(axis: usize, shape: &Shape, data: &[HostSlice<'_>]) -> Result<Output> {
+pub(crate) fn indices(axis: usize, shape: &Shape, data: &[HostSlice<'_>], pool: &Arc<Pool>) -> Result<Output> {
     let dtype = data.first().map_or(DType::F32, |d| d.dtype());
-    Ok(Output::host(with_dtype!(dtype, T => host_vec(argsort::<T>(typed(data[0]), Axis::new(shape, axis))))))
+    with_dtype!(dtype, T => argsort_output::<T>(typed(data[0]), Axis::new(shape, axis), pool))
 }
 
 /// `Op::TopK`: the indices of the `k` largest of each lane ([`topk`]).
