@@ -67,8 +67,11 @@ pub(super) fn sort_into<W: Word>(a: &mut [W], b: &mut [W], lo: u32, hi: u32, int
 fn sort_at<W: Word>(a: &mut [W], b: &mut [W], digits: &[Digit], into_a: bool, par: bool) {
     let n = a.len();
     if n <= SMALL || digits.is_empty() {
-        // Whole-word order is the order the caller asks for (see `sort`).
-        a.sort_unstable();
+        // Whole-word order is the order the caller asks for (see `sort`); with no digit
+        // left the words differ only below `lo`, already in order.
+        if !digits.is_empty() {
+            a.sort_unstable();
+        }
         if !into_a {
             b.copy_from_slice(a);
         }
