@@ -95,7 +95,12 @@ fn order_wide(n: usize, key: impl Fn(usize) -> u64 + Sync, par: bool) -> Vec<u32
 }
 
 /// The keys of one lane (`bits` wide), sorted.
-pub(super) fn sorted_keys<K: radix::Word>(n: usize, bits: u32, key: impl Fn(usize) -> K + Sync + Send, par: bool) -> Vec<K> {
+pub(super) fn sorted_keys<K: radix::Word>(
+    n: usize,
+    bits: u32,
+    key: impl Fn(usize) -> K + Sync + Send,
+    par: bool,
+) -> Vec<K> {
     let mut keys: Vec<K> = if par { (0..n).into_par_iter().map(key).collect() } else { (0..n).map(key).collect() };
     if n >= RADIX_MIN {
         radix::sort(&mut keys, 0, bits, par);

@@ -136,8 +136,7 @@ fn histogram<W: Word>(v: &[W], shift: u32, mask: usize) -> Vec<u32> {
 /// the smaller digits and after the earlier chunks' words of digit `d`, each chunk into
 /// its own disjoint slices of `dst`, so the chunks scatter in parallel.
 fn scatter<W: Word>(src: &[W], dst: &mut [W], chunk: usize, counts: &[Vec<u32>], shift: u32, mask: usize, par: bool) {
-    let mut slots: Vec<Vec<std::slice::IterMut<'_, W>>> =
-        counts.iter().map(|_| Vec::with_capacity(mask + 1)).collect();
+    let mut slots: Vec<Vec<std::slice::IterMut<'_, W>>> = counts.iter().map(|_| Vec::with_capacity(mask + 1)).collect();
     let mut rest = dst;
     for d in 0..=mask {
         for (s, c) in slots.iter_mut().zip(counts) {

@@ -64,7 +64,7 @@ fn specials<T: Num>(n: usize, seed: u64, nans: &[T], f: impl Fn(u64) -> T) -> Ve
             0 => nans[(w >> 8) as usize % nans.len()],
             1 => T::neg(T::ZERO),
             2 => T::ZERO,
-            3 => f(w >> 20 & 7),
+            3 => f((w >> 20) & 7),
             _ => f(w >> 4),
         })
         .collect()
@@ -204,7 +204,10 @@ fn long_lanes_along_either_axis_radix_sort_each_lane() {
     let nans = [f64::NAN];
     let x = specials(3 * n, 11, &nans, |w| (w % 301) as f64 - 150.0);
     for (a, lane) in [
-        (Axis { outer: 3, n, inner: 1 }, (|r: usize, k: usize, n: usize| r * n + k) as fn(usize, usize, usize) -> usize),
+        (
+            Axis { outer: 3, n, inner: 1 },
+            (|r: usize, k: usize, n: usize| r * n + k) as fn(usize, usize, usize) -> usize,
+        ),
         (Axis { outer: 1, n, inner: 3 }, |r, k, _| k * 3 + r),
     ] {
         assert!(matches!(kernels::path(a), kernels::Path::Lanes));

@@ -104,7 +104,8 @@ pub(super) fn argsort<T: SortKey>(x: &[T], pool: &Arc<Pool>) -> Result<Output> {
     if T::WIDE {
         // (key << 64) | index: u128 words, in vectors (the allocator's blocks are only
         // 8-byte aligned).
-        let mut words: Vec<u128> = x.par_iter().enumerate().map(|(i, v)| (u128::from(v.key()) << 64) | i as u128).collect();
+        let mut words: Vec<u128> =
+            x.par_iter().enumerate().map(|(i, v)| (u128::from(v.key()) << 64) | i as u128).collect();
         radix::sort(&mut words, 64, 128, true);
         return Output::write::<u32>(pool, n, |out| {
             out.par_chunks_mut(CHUNK).zip(words.par_chunks(CHUNK)).for_each(|(o, ws)| {
