@@ -16,6 +16,12 @@ Rows and numpy's equivalents (f32 throughout):
   uniform_f32      Generator.random(2^24, float32)        GB/s written
   normal_f32       Generator.standard_normal(2^24, f32)   GB/s written
   map_small_f32    a*x + y on 1,024 elements              µs per call
+  sort_f32         np.sort(x), 2^24 uniform f32           Melem/s
+  argsort_f32      np.argsort(x, kind="stable"), 2^24     Melem/s
+  sort_f64/_f16    np.sort of 2^24 uniform f64 / f16      Melem/s
+  sort_i32/_u32    np.sort of 2^24 random 32-bit ints     Melem/s
+  sort_rows_f32    np.sort(x, axis=1) on [200000, 8]      Melem/s
+  argsort_rows_f32 np.argsort(x, axis=1, kind="stable")   Melem/s
 
 `ratio` is polycompute's speed over numpy's: above 1 means polycompute is faster (for
 µs/call, numpy's time over polycompute's).
@@ -49,6 +55,14 @@ ROWS = {
     "uniform_f32": ("GB/s", 1.5),
     "normal_f32": ("GB/s", 2.0),
     "map_small_f32": ("us/call", 1.0),
+    "sort_f32": ("Melem/s", 1.0),
+    "argsort_f32": ("Melem/s", 1.0),
+    "sort_f64": ("Melem/s", 1.0),
+    "sort_i32": ("Melem/s", 1.0),
+    "sort_u32": ("Melem/s", 1.0),
+    "sort_f16": ("Melem/s", 1.0),
+    "sort_rows_f32": ("Melem/s", 1.0),
+    "argsort_rows_f32": ("Melem/s", 1.0),
 }
 
 
@@ -93,6 +107,13 @@ class NumpyRows:
         self.ys = self.y[:SMALL].copy()
         self.mats = {n: (rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)) for n in (1024, 2048)}
         self.gen = np.random.default_rng(5)
+        self.sorts = {
+            "sort_f32": self.x,
+            "sort_f64": rng.random(STREAM),
+            "sort_f16": rng.random(STREAM, dtype=np.float32).astype(np.float16),
+            "sort_i32": rng.integers(-(2**31), 2**31, STREAM, dtype=np.int32),
+            "sort_u32": rng.integers(0, 2**32, STREAM, dtype=np.uint32),
+        }
 
     def figure(self, name):
         reps = self.reps
@@ -120,6 +141,15 @@ class NumpyRows:
                     A * xs + ys
 
             return median_secs(batch, reps) / SMALL_CALLS * 1e6
+        if name in self.sorts:
+            v = self.sorts[name]
+            return v.size / median_secs(lambda: np.sort(v), reps) / 1e6
+        if name == "argsort_f32":
+            return STREAM / median_secs(lambda: np.argsort(self.x, kind="stable"), reps) / 1e6
+        if name == "sort_rows_f32":
+            return self.rows.size / median_secs(lambda: np.sort(self.rows, axis=1), reps) / 1e6
+        if name == "argsort_rows_f32":
+            return self.rows.size / median_secs(lambda: np.argsort(self.rows, axis=1, kind="stable"), reps) / 1e6
         raise ValueError(name)
 
 

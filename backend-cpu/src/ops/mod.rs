@@ -46,8 +46,8 @@ pub(crate) fn execute(dev: &CpuDevice, op: &Op, data: &[HostSlice<'_>]) -> Resul
         Op::ScatterAdd { axis, shape, indices } => movement::scatter_add(*axis, shape, indices, data),
         Op::Pad { shape, widths, value } => movement::pad(shape, widths, *value, data),
         Op::Scan { kind, axis, shape } => scan::run(*kind, *axis, shape, data),
-        Op::Sort { axis, shape } => sort::values(*axis, shape, data),
-        Op::Argsort { axis, shape } => sort::indices(*axis, shape, data),
+        Op::Sort { axis, shape } => sort::values(*axis, shape, data, pool),
+        Op::Argsort { axis, shape } => sort::indices(*axis, shape, data, pool),
         Op::TopK { k, axis, shape } => sort::top_k(*k, *axis, shape, data),
     }
 }

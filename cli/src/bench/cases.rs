@@ -8,7 +8,7 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 25] = [
+pub const NAMES: [&str; 31] = [
     "map_axpy_f32",
     "sum_f32",
     // Reductions along many short rows (see `rows.rs`).
@@ -22,6 +22,13 @@ pub const NAMES: [&str; 25] = [
     // Views and data movement (see `views.rs`).
     "sort_f32",
     "argsort_f32",
+    // The other sorts (see `sorts.rs`).
+    "sort_f64",
+    "sort_i32",
+    "sort_u32",
+    "sort_f16",
+    "sort_rows_f32",
+    "argsort_rows_f32",
     "cumsum_f32",
     "take_f32",
     "concat_f32",
@@ -107,6 +114,12 @@ pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchEr
         "map_small_f32" => map_small(device, cfg),
         "sort_f32" => super::views::sort(device, cfg),
         "argsort_f32" => super::views::argsort(device, cfg),
+        "sort_f64" => super::sorts::sort_f64(device, cfg),
+        "sort_i32" => super::sorts::sort_i32(device, cfg),
+        "sort_u32" => super::sorts::sort_u32(device, cfg),
+        "sort_f16" => super::sorts::sort_f16(device, cfg),
+        "sort_rows_f32" => super::sorts::sort_rows(device, cfg),
+        "argsort_rows_f32" => super::sorts::argsort_rows(device, cfg),
         "cumsum_f32" => super::views::cumsum(device, cfg),
         "take_f32" => super::views::take(device, cfg),
         "concat_f32" => super::views::concat(device, cfg),

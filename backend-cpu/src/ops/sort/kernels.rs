@@ -1,10 +1,52 @@
 //! Sort, argsort and topk of every lane.
 
+use std::sync::Arc;
+
+use polycompute_core::Result;
 use rayon::prelude::*;
 
 use super::key::SortKey;
 use super::lane::{at, lane_order, lanes, sorted_keys};
+use super::{rows, whole, RADIX_MIN};
+use crate::buffer::{host_vec, Output};
+use crate::memory::Pool;
 use crate::ops::axis::Axis;
+
+/// The one long contiguous lane (the parallel radix sort), many short rows (on the stack),
+/// or the general walk over lanes.
+pub(super) enum Path {
+    Whole,
+    ShortRows,
+    Lanes,
+}
+
+pub(super) fn path(a: Axis) -> Path {
+    if a.outer * a.inner == 1 && a.n >= RADIX_MIN {
+        Path::Whole
+    } else if a.inner == 1 && a.outer > 1 && (1..=rows::SHORT).contains(&a.n) {
+        Path::ShortRows
+    } else {
+        Path::Lanes
+    }
+}
+
+/// [`sort`] by the fastest path for the shape, into an [`Output`].
+pub(super) fn sort_output<T: SortKey>(x: &[T], a: Axis, pool: &Arc<Pool>) -> Result<Output> {
+    match path(a) {
+        Path::Whole => whole::sort(x, pool),
+        Path::ShortRows => Ok(Output::host(host_vec(rows::sort(x, a.n)))),
+        Path::Lanes => Ok(Output::host(host_vec(sort(x, a)))),
+    }
+}
+
+/// [`argsort`] by the fastest path for the shape, into an [`Output`].
+pub(super) fn argsort_output<T: SortKey>(x: &[T], a: Axis, pool: &Arc<Pool>) -> Result<Output> {
+    match path(a) {
+        Path::Whole => whole::argsort(x, pool),
+        Path::ShortRows => Ok(Output::host(host_vec(rows::argsort(x, a.n)))),
+        Path::Lanes => Ok(Output::host(host_vec(argsort(x, a)))),
+    }
+}
 
 /// The stable sort of each lane. Equal keys are equal values except for the two zeros and
 /// NaNs (whose order a stable sort must keep), so the keys alone are sorted and turned back
@@ -15,10 +57,10 @@ pub(crate) fn sort<T: SortKey>(x: &[T], a: Axis) -> Vec<T> {
         let (o, i) = (r / a.inner, r % a.inner);
         let at = |k: usize| (o * a.n + k) * a.inner + i;
         let keys: Vec<u64> = if T::WIDE {
-            sorted_keys(a.n, |k| x[at(k)].key(), par)
+            sorted_keys(a.n, 64, |k| x[at(k)].key(), par)
         } else {
             // 32-bit keys sort as u32: half the memory traffic of u64.
-            sorted_keys(a.n, |k| x[at(k)].key() as u32, par).into_iter().map(u64::from).collect()
+            sorted_keys(a.n, 32, |k| x[at(k)].key() as u32, par).into_iter().map(u64::from).collect()
         };
         let mut out: Vec<T> = if par {
             keys.par_iter().map(|&k| T::from_key(k)).collect()

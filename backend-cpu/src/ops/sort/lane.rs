@@ -71,7 +71,7 @@ fn order_narrow(n: usize, key: impl Fn(usize) -> u64 + Sync, par: bool) -> Vec<u
     let mut packed: Vec<u64> =
         if par { (0..n).into_par_iter().map(build).collect() } else { (0..n).map(build).collect() };
     if n >= RADIX_MIN {
-        radix::sort_upper_u32(&mut packed, par);
+        radix::sort(&mut packed, 32, 64, par);
     } else {
         packed.sort_unstable();
     }
@@ -83,21 +83,27 @@ fn order_narrow(n: usize, key: impl Fn(usize) -> u64 + Sync, par: bool) -> Vec<u
 }
 
 fn order_wide(n: usize, key: impl Fn(usize) -> u64 + Sync, par: bool) -> Vec<u32> {
-    let mut keyed: Vec<(u64, u32)> = (0..n).map(|i| (key(i), i as u32)).collect();
-    // Pairs are distinct (the index breaks ties), so an unstable sort is stable here.
-    if par {
-        keyed.par_sort_unstable();
+    // (key << 64) | index: words are distinct (the index breaks ties), so their order is
+    // the stable order of the keys.
+    let mut keyed: Vec<u128> = (0..n).map(|i| (u128::from(key(i)) << 64) | i as u128).collect();
+    if n >= RADIX_MIN {
+        radix::sort(&mut keyed, 64, 128, par);
     } else {
         keyed.sort_unstable();
     }
-    keyed.into_iter().map(|(_, i)| i).collect()
+    keyed.into_iter().map(|w| w as u32).collect()
 }
 
-/// The keys of one lane, sorted.
-pub(super) fn sorted_keys<K: Ord + Send + Copy>(n: usize, key: impl Fn(usize) -> K + Sync + Send, par: bool) -> Vec<K> {
+/// The keys of one lane (`bits` wide), sorted.
+pub(super) fn sorted_keys<K: radix::Word>(
+    n: usize,
+    bits: u32,
+    key: impl Fn(usize) -> K + Sync + Send,
+    par: bool,
+) -> Vec<K> {
     let mut keys: Vec<K> = if par { (0..n).into_par_iter().map(key).collect() } else { (0..n).map(key).collect() };
-    if par {
-        keys.par_sort_unstable();
+    if n >= RADIX_MIN {
+        radix::sort(&mut keys, 0, bits, par);
     } else {
         keys.sort_unstable();
     }
