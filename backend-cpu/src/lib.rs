@@ -74,6 +74,7 @@ fn device_info() -> DeviceInfo {
             ("threads".into(), threads.to_string()),
             ("simd".into(), ops::simd_level().into()),
             ("matmul".into(), ops::matmul_path().into()),
+            ("sort".into(), ops::sort_path().into()),
         ],
     }
 }

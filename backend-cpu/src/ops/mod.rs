@@ -16,7 +16,7 @@ mod sort;
 /// The upload path copies host data into the device like `Op::Copy`.
 pub(crate) use layout::copy;
 /// The kernel paths `polycompute probe` names.
-pub(crate) use paths::{matmul_path, simd_level};
+pub(crate) use paths::{matmul_path, simd_level, sort_path};
 
 use polycompute_core::{BackendDevice, HostSlice, Op, Result};
 
