@@ -42,11 +42,11 @@ fn i64_comparisons_are_exact_past_2_to_the_53() {
 fn logic_where_and_count_nonzero() {
     let d = dev();
     let x = d.from_slice(&[1u8, 5, 9, 200], &[4]).unwrap();
-    let inside = x.gt(2u8).unwrap().and(&x.lt(100u8).unwrap()).unwrap();
+    let inside = x.gt(2u8).unwrap().and(x.lt(100u8).unwrap()).unwrap();
     assert_eq!(inside.to_vec().unwrap(), [false, true, true, false]);
     assert_eq!(inside.not().unwrap().to_vec().unwrap(), [true, false, false, true]);
     assert_eq!(inside.or(true).unwrap().to_vec().unwrap(), [true; 4]);
-    assert_eq!(inside.xor(&x.gt(2u8).unwrap()).unwrap().to_vec().unwrap(), [false, false, false, true]);
+    assert_eq!(inside.xor(x.gt(2u8).unwrap()).unwrap().to_vec().unwrap(), [false, false, false, true]);
     assert_eq!(where_(&inside, &x, 0u8).unwrap().to_vec().unwrap(), [0, 5, 9, 0]);
     assert_eq!(inside.count_nonzero(None).unwrap().to_vec().unwrap(), [2i64]);
     let f = d.from_slice(&[0.0f32, -0.0, f32::NAN, 2.0, 0.0, 1.0], &[2, 3]).unwrap();
