@@ -1,6 +1,7 @@
 //! Whether a device records elementwise ops (`POLYCOMPUTE_FUSION`, read once, and a
 //! per-device switch), the smallest result it records, and its counters.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
@@ -61,28 +62,42 @@ fn env_mode() -> Option<bool> {
 }
 
 /// The state of `device`'s context (one per open context: clones and re-opens share it).
-pub(crate) fn state(device: &Device) -> Arc<State> {
-    static STATES: OnceLock<RwLock<HashMap<usize, Arc<State>>>> = OnceLock::new();
-    let states = STATES.get_or_init(Default::default);
+/// States live as long as the process, as open contexts do (the registry keeps them), so
+/// a map's check is a thread-local hit, with no lock or reference count.
+pub(crate) fn state(device: &Device) -> &'static State {
+    thread_local! {
+        static LAST: Cell<(usize, Option<&'static State>)> = const { Cell::new((0, None)) };
+    }
     // The context's address names it: `Device::open` of an open device returns the same one.
     let key = Arc::as_ptr(device.backend()) as *const () as usize;
+    if let Ok((k, Some(s))) = LAST.try_with(Cell::get) {
+        if k == key {
+            return s;
+        }
+    }
+    let s = lookup(device, key);
+    let _ = LAST.try_with(|last| last.set((key, Some(s))));
+    s
+}
+
+fn lookup(device: &Device, key: usize) -> &'static State {
+    static STATES: OnceLock<RwLock<HashMap<usize, &'static State>>> = OnceLock::new();
+    let states = STATES.get_or_init(Default::default);
     if let Some(s) = states.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return s.clone();
+        return s;
     }
     let mut w = states.write().unwrap_or_else(|e| e.into_inner());
-    w.entry(key)
-        .or_insert_with(|| {
-            let mode = env_mode();
-            let min = if device.kind() == BackendKind::Cpu && mode != Some(true) { CPU_MIN_ELEMENTS } else { 0 };
-            Arc::new(State {
-                enabled: AtomicBool::new(mode.is_some()),
-                min_elements: AtomicUsize::new(min),
-                recorded: AtomicU64::new(0),
-                launched: AtomicU64::new(0),
-                pending: Mutex::new(Vec::new()),
-            })
-        })
-        .clone()
+    w.entry(key).or_insert_with(|| {
+        let mode = env_mode();
+        let min = if device.kind() == BackendKind::Cpu && mode != Some(true) { CPU_MIN_ELEMENTS } else { 0 };
+        Box::leak(Box::new(State {
+            enabled: AtomicBool::new(mode.is_some()),
+            min_elements: AtomicUsize::new(min),
+            recorded: AtomicU64::new(0),
+            launched: AtomicU64::new(0),
+            pending: Mutex::new(Vec::new()),
+        }))
+    })
 }
 
 impl State {

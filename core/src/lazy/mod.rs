@@ -237,7 +237,7 @@ pub(crate) fn record(
     shape: &Shape,
 ) -> Result<Option<Storage>> {
     let state = control::state(device);
-    if !state.records(shape.numel()) {
+    if !state.records(shape.numel()) || !always_runs(device, program, inputs.len()) {
         return Ok(None);
     }
     let recipe = plan(inputs, program, shape)?;
@@ -267,6 +267,18 @@ pub(crate) fn cast(
     }
     let program = Arc::new(Program::cast(from, to));
     record(device, &[Input { storage, layout }], &program, &layout.shape)
+}
+
+/// Whether `program` over `inputs` arrays is one the device cannot refuse, so deferring it
+/// cannot move an `Unsupported` from the call to the read: on the CPU everything; on a GPU
+/// backend only f32, i32 and u32 instructions (a device may lack f64, halves or a function
+/// of them: wgpu has no f64 `pow`; any other dtype counts as such) and no more inputs than
+/// every device binds. Others run at the call.
+fn always_runs(device: &Device, program: &Program, inputs: usize) -> bool {
+    if device.kind() == crate::backend::BackendKind::Cpu {
+        return true;
+    }
+    inputs <= MAX_LEAVES && program.insts.iter().all(|i| matches!(i.dtype, DType::F32 | DType::I32 | DType::U32))
 }
 
 /// What each input contributes: its leaf, or the recipe to inline.
