@@ -282,7 +282,7 @@ impl<T: Element> DeviceArray<T> {
         let indices: DeviceArray<u32> = self.unary_op(Op::TopK { k, axis, shape: self.shape_ref().clone() })?;
         // The indices come from the op itself, so they are in range: no check needed.
         let op = Op::TakeAlongAxis { axis, shape: self.shape_ref().clone(), indices: indices.shape_ref().clone() };
-        let (a, i) = (self.plain_buffer()?, indices.buffer().clone());
+        let (a, i) = (self.plain_buffer()?, indices.buffer()?.clone());
         let values = self.run_on(op, &[&a, &i], &[(T::DTYPE, self.shape_ref()), (DType::U32, indices.shape_ref())])?;
         Ok((values, indices))
     }

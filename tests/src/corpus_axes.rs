@@ -139,7 +139,7 @@ fn download<U: Element>(a: &DeviceArray<U>) -> Result<HostVec> {
     let plain = a.contiguous()?;
     let backend = a.device().backend();
     backend.synchronize()?;
-    backend.download(plain.buffer())
+    backend.download(plain.buffer()?)
 }
 
 /// Adds every case, in a fixed order.

@@ -36,7 +36,7 @@ fn five_calls(x: &DeviceArray<f32>, y: &DeviceArray<f32>) -> Result<DeviceArray<
     let a = (&m + x)?;
     let s = a.sqrt()?;
     let h: DeviceArray<f16> = s.cast()?;
-    h.try_buffer()?;
+    h.buffer()?;
     x.device().synchronize()?;
     Ok(h)
 }
@@ -44,7 +44,7 @@ fn five_calls(x: &DeviceArray<f32>, y: &DeviceArray<f32>) -> Result<DeviceArray<
 /// The same chain as one closure.
 fn one_closure(x: &DeviceArray<f32>, y: &DeviceArray<f32>) -> Result<DeviceArray<f16>, BenchError> {
     let h: DeviceArray<f16> = polycompute::map((x, y), |(x, y)| (x.exp() * y + &x).sqrt().cast(DType::F16))?;
-    h.try_buffer()?;
+    h.buffer()?;
     x.device().synchronize()?;
     Ok(h)
 }
@@ -114,7 +114,7 @@ pub(super) fn small(device: &Device, cfg: &Config) -> Result<Figures, BenchError
     let call = |on: bool| {
         with_fusion(device, on, || {
             let z: DeviceArray<f32> = polycompute::map(&[&x, &y], |a| &a[0] * 1.5 + &a[1])?;
-            z.try_buffer()?;
+            z.buffer()?;
             Ok(z)
         })
     };

@@ -154,30 +154,18 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// The device buffer (of a view: the whole buffer it looks into; see
-    /// [`DeviceArray::layout`]). A pending elementwise result ([`crate::lazy`]) is
-    /// computed now; [`DeviceArray::try_buffer`] returns the error that may raise.
-    ///
-    /// # Panics
-    /// When the array is pending and the device fails to compute it (out of memory, a
-    /// dtype the device cannot run); use [`DeviceArray::try_buffer`] to handle that.
-    pub fn buffer(&self) -> &BufferRef {
-        match self.storage.buffer() {
-            Ok(b) => b,
-            Err(e) => panic!("computing a pending array failed: {e} (DeviceArray::try_buffer returns this error)"),
-        }
-    }
-
-    /// The device buffer, computed now if the array is a pending elementwise result: the
-    /// one point where the lazy layer ([`crate::lazy`]) runs a fused chain.
+    /// [`DeviceArray::layout`]), computed now if the array is a pending elementwise result:
+    /// the one point where the lazy layer ([`crate::lazy`]) runs a fused chain, so it
+    /// returns the error a deferred computation may raise (out of memory, a lost device).
     ///
     /// ```
     /// # extern crate polycompute_cpu; // links the CPU backend, as the facade does
     /// # use polycompute_core::Device;
     /// let x = Device::cpu().from_slice(&[1.0f32, 2.0], &[2])?;
-    /// assert_eq!(x.map(|v| v * 2.0)?.try_buffer()?.len(), 2);
+    /// assert_eq!(x.map(|v| v * 2.0)?.buffer()?.len(), 2);
     /// # Ok::<(), polycompute_core::Error>(())
     /// ```
-    pub fn try_buffer(&self) -> Result<&BufferRef> {
+    pub fn buffer(&self) -> Result<&BufferRef> {
         self.storage.buffer()
     }
 
