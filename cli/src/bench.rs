@@ -15,6 +15,7 @@ mod cases;
 mod half;
 mod report;
 mod rows;
+mod shapes;
 mod timing;
 mod views;
 
@@ -36,7 +37,7 @@ pub struct Args {
     #[arg(long = "device", value_name = "ID")]
     devices: Vec<String>,
     /// Run only this benchmark; repeat for several. One of: map_axpy_f32, sum_f32,
-    /// sum_rows_f32, argmin_rows_f32, matmul_f32_1024, matmul_f32_2048, uniform_f32,
+    /// sum_rows_f32, argmin_rows_f32, matmul_skinny_f32, matmul_f32_1024, matmul_f32_2048, uniform_f32,
     /// normal_f32, map_small_f32, sort_f32, argsort_f32, cumsum_f32, take_f32, concat_f32,
     /// map_step2_f32, matmul_t_f32_1024, map_axpy_f16, map_axpy_bf16, matmul_f16_1024,
     /// matmul_bf16_4096.
