@@ -50,6 +50,16 @@ pub(crate) fn is_software(info: &wgpu::AdapterInfo) -> bool {
     ["llvmpipe", "lavapipe", "softpipe", "swiftshader", "microsoft basic render"].iter().any(|s| name.contains(s))
 }
 
+/// The adapter's smallest subgroup size when it offers subgroup operations in compute
+/// shaders (`Features::SUBGROUP`: Vulkan, Metal, DX12; never GL), else `None`.
+pub(crate) fn subgroup_min_size(adapter: &wgpu::Adapter) -> Option<u32> {
+    if !adapter.features().contains(wgpu::Features::SUBGROUP) {
+        return None;
+    }
+    // wgpu promises sizes of at least 4 (`MINIMUM_SUBGROUP_MIN_SIZE`); the kernels rely on it.
+    Some(adapter.get_info().subgroup_min_size.max(4))
+}
+
 /// Describes `adapter` as device `ordinal`.
 pub(crate) fn device_info(adapter: &wgpu::Adapter, ordinal: usize) -> DeviceInfo {
     let info = adapter.get_info();
@@ -62,6 +72,7 @@ pub(crate) fn device_info(adapter: &wgpu::Adapter, ordinal: usize) -> DeviceInfo
         ("vendor_id".to_string(), format!("{:#06x}", info.vendor)),
         ("device_id".to_string(), format!("{:#06x}", info.device)),
         ("shader_f64".to_string(), f64_ok.to_string()),
+        ("subgroups".to_string(), subgroup_min_size(adapter).is_some().to_string()),
         ("max_storage_buffer_binding_size".to_string(), limits.max_storage_buffer_binding_size.to_string()),
         ("max_buffer_size".to_string(), limits.max_buffer_size.to_string()),
         ("max_compute_workgroup_storage_size".to_string(), limits.max_compute_workgroup_storage_size.to_string()),

@@ -38,6 +38,16 @@ pub(crate) fn loop_ranges(total: usize, step: usize) -> impl Iterator<Item = std
     (0..launches).map(move |i| i * per..((i + 1) * per).min(total))
 }
 
+/// The variable that, set to `0`, makes [`WgpuDevice::open`] leave subgroups off.
+///
+/// ```no_run
+/// // As a test run would: `POLYCOMPUTE_WGPU_SUBGROUPS=0 cargo test ...`.
+/// std::env::set_var(polycompute_wgpu::SUBGROUPS_ENV, "0");
+/// assert!(!polycompute_wgpu::WgpuDevice::open(0)?.has_subgroups());
+/// # Ok::<(), polycompute_core::Error>(())
+/// ```
+pub const SUBGROUPS_ENV: &str = "POLYCOMPUTE_WGPU_SUBGROUPS";
+
 /// One kernel launch: a kernel, its storage buffers (bindings 1..), its uniform words
 /// (binding 0) and how many workgroups to run (spread over a 2-D grid when needed).
 pub(crate) struct Launch {
@@ -56,6 +66,10 @@ pub struct WgpuDevice {
     pub(crate) queue: wgpu::Queue,
     pub(crate) limits: wgpu::Limits,
     has_f64: bool,
+    /// Workgroups per grid dimension: the adapter's limit, or less for tests.
+    grid_max: u32,
+    /// Subgroup operations (`Features::SUBGROUP`) requested, with the adapter's smallest size.
+    subgroups: Option<u32>,
     pub(crate) pool: Arc<BufferPool>,
     cache: PipelineCache,
     sink: Arc<ErrorSink>,
@@ -69,14 +83,41 @@ impl std::fmt::Debug for WgpuDevice {
 
 impl WgpuDevice {
     /// Opens adapter `ordinal` with the adapter's own limits (so arrays may be as large as
-    /// its bindings allow) and `SHADER_F64` when it has it.
+    /// its bindings allow), and `SHADER_F64` and `SUBGROUP` when it has them; subgroups are
+    /// left off when the environment sets `POLYCOMPUTE_WGPU_SUBGROUPS=0` (so any test suite
+    /// can run the barrier fallback on an adapter that has them).
+    ///
+    /// ```no_run
+    /// let dev = polycompute_wgpu::WgpuDevice::open(0)?;
+    /// println!("f64: {}, subgroups: {}", dev.has_f64(), dev.has_subgroups());
+    /// # Ok::<(), polycompute_core::Error>(())
+    /// ```
     pub fn open(ordinal: usize) -> Result<WgpuDevice> {
+        let off = std::env::var(SUBGROUPS_ENV).is_ok_and(|v| v.trim() == "0");
+        WgpuDevice::open_with_subgroups(ordinal, !off)
+    }
+
+    /// Opens adapter `ordinal` as [`WgpuDevice::open`] does, but requests subgroup
+    /// operations only when `subgroups` is true (and the adapter has them): with `false`
+    /// every reduction takes its workgroup-barrier fallback, the path of adapters without
+    /// subgroups (GL), so it can be tested on one that has them.
+    ///
+    /// ```no_run
+    /// let dev = polycompute_wgpu::WgpuDevice::open_with_subgroups(0, false)?;
+    /// assert!(!dev.has_subgroups());
+    /// # Ok::<(), polycompute_core::Error>(())
+    /// ```
+    pub fn open_with_subgroups(ordinal: usize, subgroups: bool) -> Result<WgpuDevice> {
         let instance = adapter::instance();
         let adapter = adapter::adapter(&instance, ordinal)?;
         let info = adapter::device_info(&adapter, ordinal);
         let id = info.id();
         let has_f64 = adapter.features().contains(wgpu::Features::SHADER_F64);
-        let features = if has_f64 { wgpu::Features::SHADER_F64 } else { wgpu::Features::empty() };
+        let mut features = if has_f64 { wgpu::Features::SHADER_F64 } else { wgpu::Features::empty() };
+        let subgroups = adapter::subgroup_min_size(&adapter).filter(|_| subgroups);
+        if subgroups.is_some() {
+            features |= wgpu::Features::SUBGROUP;
+        }
         let desc = wgpu::DeviceDescriptor {
             label: Some("polycompute"),
             required_features: features,
@@ -89,6 +130,7 @@ impl WgpuDevice {
             .map_err(|e| Error::Backend { device: id, message: format!("request_device failed: {e}") })?;
         let sink = ErrorSink::install(&device);
         let limits = device.limits();
+        let grid_max = limits.max_compute_workgroups_per_dimension.max(1);
         if limits.max_compute_invocations_per_workgroup < 256 {
             return Err(Error::BackendUnavailable {
                 kind: polycompute_core::BackendKind::Wgpu,
@@ -101,7 +143,7 @@ impl WgpuDevice {
         let mem = MemLimits { max_buffer: limits.max_buffer_size, max_binding: limits.max_storage_buffer_binding_size };
         let gl = adapter.get_info().backend == wgpu::Backend::Gl;
         let pool = BufferPool::new(device.clone(), id, mem, gl);
-        tracing::debug!("opened {id}: {} (f64: {has_f64})", info.name);
+        tracing::debug!("opened {id}: {} (f64: {has_f64}, subgroups: {subgroups:?})", info.name);
         Ok(WgpuDevice {
             info,
             id,
@@ -110,6 +152,8 @@ impl WgpuDevice {
             queue,
             limits,
             has_f64,
+            grid_max,
+            subgroups,
             pool,
             cache: PipelineCache::default(),
             sink,
@@ -119,6 +163,32 @@ impl WgpuDevice {
     /// Whether the device runs f64 kernels (the adapter has `SHADER_F64`).
     pub fn has_f64(&self) -> bool {
         self.has_f64
+    }
+
+    /// Whether the device was opened with subgroup operations (the adapter has
+    /// `Features::SUBGROUP` and [`WgpuDevice::open_with_subgroups`] asked for them): its
+    /// reductions then combine within a subgroup without workgroup barriers.
+    pub fn has_subgroups(&self) -> bool {
+        self.subgroups.is_some()
+    }
+
+    /// Spreads launches of more than `max` workgroups over a 2-D grid, as launches past the
+    /// adapter's limit per dimension (65,535 on most) are: for tests, which then reach the
+    /// 2-D grid of every kernel with small inputs. `max` is capped at the adapter's limit.
+    ///
+    /// ```no_run
+    /// let mut dev = polycompute_wgpu::WgpuDevice::open(0)?;
+    /// dev.limit_grid_for_tests(64);
+    /// # Ok::<(), polycompute_core::Error>(())
+    /// ```
+    #[doc(hidden)]
+    pub fn limit_grid_for_tests(&mut self, max: u32) {
+        self.grid_max = max.clamp(1, self.limits.max_compute_workgroups_per_dimension.max(1));
+    }
+
+    /// The adapter's smallest subgroup size when subgroups are in use.
+    pub(crate) fn subgroup_min_size(&self) -> Option<u32> {
+        self.subgroups
     }
 
     /// The limits the device was opened with.
@@ -194,7 +264,7 @@ impl WgpuDevice {
     /// `codegen::Builder::finish`), so no launch is cut at a dimension's limit; beyond
     /// `max²` workgroups it is a typed error.
     fn grid(&self, groups: u64) -> Result<(u32, u32)> {
-        let max = u64::from(self.limits.max_compute_workgroups_per_dimension.max(1));
+        let max = u64::from(self.grid_max);
         if groups <= max {
             return Ok((groups as u32, 1));
         }

@@ -38,7 +38,7 @@ use polycompute_core::registry::BACKEND_FACTORIES;
 use polycompute_core::{Backend, BackendKind, DeviceBackend, DeviceInfo, Error, Result};
 
 pub use buffer::WgpuBuffer;
-pub use device::WgpuDevice;
+pub use device::{WgpuDevice, SUBGROUPS_ENV};
 pub use errors::FaultCode;
 
 #[linkme::distributed_slice(BACKEND_FACTORIES)]

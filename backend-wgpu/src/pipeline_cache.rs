@@ -45,8 +45,12 @@ pub(crate) enum KernelKey {
     Radix(crate::codegen::radix::RadixKernel),
     /// One reduction pass.
     Reduce(Pass),
+    /// A reduction of short rows, one invocation per row.
+    ReduceRows(crate::codegen::reduce_rows::RowPass),
     /// The tiled matmul.
     Matmul(DType),
+    /// The skinny matmul (a row of C per invocation) for B of `n` columns, batched or not.
+    MatmulSkinny(DType, u32, bool),
     /// The tiled matmul reading transposed operands (at least one).
     MatmulTransposed(DType, MatmulTranspose),
     /// The tiled transpose of `ndim` axes whose output axis `q` is the input's last.

@@ -16,6 +16,7 @@ mod fusion;
 mod half;
 mod report;
 mod rows;
+mod shapes;
 mod sorts;
 mod timing;
 mod views;
@@ -38,7 +39,7 @@ pub struct Args {
     #[arg(long = "device", value_name = "ID")]
     devices: Vec<String>,
     /// Run only this benchmark; repeat for several. One of: map_axpy_f32, sum_f32,
-    /// sum_rows_f32, argmin_rows_f32, matmul_f32_1024, matmul_f32_2048, uniform_f32,
+    /// sum_rows_f32, argmin_rows_f32, matmul_skinny_f32, matmul_f32_1024, matmul_f32_2048, uniform_f32,
     /// normal_f32, map_small_f32, sort_f32, argsort_f32, sort_f64, sort_i32, sort_u32,
     /// sort_f16, sort_rows_f32, argsort_rows_f32, cumsum_f32, take_f32, concat_f32,
     /// map_step2_f32, matmul_t_f32_1024, map_axpy_f16, map_axpy_bf16, matmul_f16_1024,

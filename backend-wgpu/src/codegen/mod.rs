@@ -11,9 +11,11 @@ pub(crate) mod half;
 pub(crate) mod layout;
 pub(crate) mod map;
 pub(crate) mod matmul;
+pub(crate) mod matmul_skinny;
 pub(crate) mod movement;
 pub(crate) mod radix;
 pub(crate) mod reduce;
+pub(crate) mod reduce_rows;
 pub(crate) mod scan;
 pub(crate) mod semantics;
 pub(crate) mod shaders;
@@ -150,12 +152,19 @@ impl Builder {
     /// Appends the entry point `main` with the given workgroup size and body. The body sees
     /// `g` (the linear workgroup index over a 2-D grid), `lid` (the local index) and `lx`,
     /// `ly` (the local coordinates).
-    pub(crate) fn finish(mut self, wg: (u32, u32), body: &str) -> KernelSource {
+    pub(crate) fn finish(self, wg: (u32, u32), body: &str) -> KernelSource {
+        self.finish_with(wg, "", body)
+    }
+
+    /// [`Builder::finish`] with more entry-point arguments (`extra`: builtins, comma
+    /// separated, such as the subgroup ones).
+    pub(crate) fn finish_with(mut self, wg: (u32, u32), extra: &str, body: &str) -> KernelSource {
+        let extra = if extra.is_empty() { String::new() } else { format!(",\n        {extra}") };
         let _ = write!(
             self.src,
             "\n@compute @workgroup_size({}, {})\n\
              fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n        \
-             @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{\n    \
+             @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32{extra}) {{\n    \
              pz = params.zero.x;\n    let g = wid.y * nwg.x + wid.x;\n    let lx = lid3.x;\n    let ly = lid3.y;\n{body}}}\n",
             wg.0, wg.1
         );

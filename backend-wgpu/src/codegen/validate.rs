@@ -16,9 +16,12 @@ const TEST_DEVICE: DeviceId = DeviceId::new(BackendKind::Wgpu, 0);
 fn check(what: &str, src: &KernelSource) {
     let module = naga::front::wgsl::parse_str(&src.wgsl)
         .unwrap_or_else(|e| panic!("{what}: {}\n{}", e.emit_to_string(&src.wgsl), src.wgsl));
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::FLOAT64)
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{what}: {e:?}\n{}", src.wgsl));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::FLOAT64 | naga::valid::Capabilities::SUBGROUP,
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{what}: {e:?}\n{}", src.wgsl));
 }
 
 #[test]
@@ -77,9 +80,19 @@ fn every_reduction_pass_fill_matmul_and_transpose() {
             let acc = if kind == ReduceKind::Mean { kind.output_dtype(d) } else { d };
             for (first, last) in [(true, true), (true, false), (false, false), (false, true)] {
                 for tj in [1, 4, 16] {
-                    let pass = Pass { kind, input: d, acc, first, last, tj };
-                    check(&format!("{pass:?}"), &super::reduce::kernel(&pass));
+                    for items in [super::reduce::ITEMS, super::reduce::LONG_ITEMS] {
+                        // The subgroup stage only along r alone, with 4 to 64 subgroups.
+                        let slots: &[u32] = if tj == 1 { &[0, 8, 64] } else { &[0] };
+                        for &subgroup_slots in slots {
+                            let pass = Pass { kind, input: d, acc, first, last, tj, items, subgroup_slots };
+                            check(&format!("{pass:?}"), &super::reduce::kernel(&pass));
+                        }
+                    }
                 }
+            }
+            for width in [1, 2, 8, 32] {
+                let pass = super::reduce_rows::RowPass { kind, input: d, acc, width };
+                check(&format!("{pass:?}"), &super::reduce_rows::kernel(&pass));
             }
         }
         for normal in [false, true] {
@@ -97,6 +110,12 @@ fn every_reduction_pass_fill_matmul_and_transpose() {
     check("constant 2", &super::fill::constant(2));
     check("matmul f32", &super::matmul::kernel(DType::F32));
     check("matmul f64", &super::matmul::kernel(DType::F64));
+    for n in [1, 8, 16] {
+        for batched in [false, true] {
+            check(&format!("skinny matmul f32 n={n}"), &super::matmul_skinny::kernel(DType::F32, n, batched));
+            check(&format!("skinny matmul f64 n={n}"), &super::matmul_skinny::kernel(DType::F64, n, batched));
+        }
+    }
     for (lhs, rhs) in [(true, false), (false, true), (true, true)] {
         let t = polycompute_core::MatmulTranspose { lhs, rhs };
         check(&format!("matmul f32 {t:?}"), &super::matmul::kernel_for(DType::F32, t));
@@ -157,9 +176,13 @@ fn every_half_kernel() {
     for d in [DType::F16, DType::BF16] {
         for kind in ReduceKind::ALL {
             for (first, last) in [(true, true), (true, false)] {
-                let pass = Pass { kind, input: d, acc: DType::F32, first, last, tj: 4 };
+                let pass = Pass { kind, input: d, acc: DType::F32, first, last, tj: 4, items: 8, subgroup_slots: 0 };
+                check(&format!("{pass:?}"), &super::reduce::kernel(&pass));
+                let pass = Pass { kind, input: d, acc: DType::F32, first, last, tj: 1, items: 64, subgroup_slots: 32 };
                 check(&format!("{pass:?}"), &super::reduce::kernel(&pass));
             }
+            let pass = super::reduce_rows::RowPass { kind, input: d, acc: DType::F32, width: 8 };
+            check(&format!("{pass:?}"), &super::reduce_rows::kernel(&pass));
         }
     }
     for d in [DType::F16, DType::BF16] {

@@ -3,12 +3,14 @@
 use polycompute_core::{DType, DeviceBuffer, Error, Fill, ReduceKind, Result, Scalar, Shape};
 
 use crate::buffer::WgpuBuffer;
-use crate::codegen::reduce::{kernel, Pass, ITEMS, THREADS};
+use crate::codegen::reduce::{kernel, Pass, ITEMS, LONG_ITEMS, LONG_R, THREADS};
+use crate::codegen::reduce_rows::{self, RowPass, MAX_WIDTH, ROWS_PER_GROUP};
 use crate::device::{Launch, WgpuDevice};
 use crate::pipeline_cache::KernelKey;
 
-/// Rows at most this long (of a contiguous last axis) are reduced 16 to a workgroup.
-const SHORT_ROW: usize = 32;
+/// Contiguous rows at most this long (and longer than `MAX_WIDTH`) are reduced 16 to a
+/// workgroup (16 threads of 8 elements each along the row).
+const MEDIUM_ROW: usize = 256;
 
 /// Reduces `input` (of `shape`) over all elements or one axis. A half input gives its f32
 /// result (argmin/argmax: u32), for the caller to round once.
@@ -50,16 +52,27 @@ pub(crate) fn run(
         };
         return super::fill::run(dev, Fill::Constant(value), out_dtype, out_len);
     }
-    // Element strides of the first pass's [outer, r, inner] view. Short contiguous rows are
-    // read as one [1, r, outer] problem instead, so one workgroup serves 16 rows.
-    let (outer, inner, first_strides) = if inner == 1 && r <= SHORT_ROW && outer > 1 {
+    // Short contiguous rows: one invocation per row (a tree pass would give each a column
+    // of a 256-thread workgroup, mostly idle).
+    if inner == 1 && r <= MAX_WIDTH && outer > 1 {
+        let pass = RowPass { kind, input: dtype, acc, width: r.next_power_of_two() as u32 };
+        return short_rows(dev, pass, out_dtype, outer, r, input);
+    }
+    // Element strides of the first pass's [outer, r, inner] view. Rows too long for one
+    // per invocation but short of a workgroup's 2,048 elements are read as one
+    // [1, r, outer] problem instead, so one workgroup serves 16 rows.
+    let (outer, inner, first_strides) = if inner == 1 && r <= MEDIUM_ROW && outer > 1 {
         (1, outer, [0, 1, r])
     } else {
         (outer, inner, [r * inner, inner, 1])
     };
     let tj = if inner == 1 { 1 } else { inner.next_power_of_two().min(16) as u32 };
-    let per_block = (ITEMS * (THREADS / tj)) as usize;
     let njb = inner.div_ceil(tj as usize);
+    // The subgroup stage serves workgroups along r alone; the barrier tree the rest.
+    let subgroup_slots = match dev.subgroup_min_size() {
+        Some(min) if tj == 1 => THREADS / min.min(THREADS),
+        _ => 0,
+    };
 
     let mut launches = Vec::new();
     // Partial buffers live until the submission is encoded; the queue orders their reuse.
@@ -68,9 +81,11 @@ pub(crate) fn run(
     let mut first = true;
     let final_out = dev.alloc(out_dtype, out_len)?;
     loop {
+        let items = if cur_r >= LONG_R { LONG_ITEMS } else { ITEMS };
+        let per_block = (items * (THREADS / tj)) as usize;
         let nkb = cur_r.div_ceil(per_block);
         let last = nkb == 1;
-        let pass = Pass { kind, input: dtype, acc, first, last, tj };
+        let pass = Pass { kind, input: dtype, acc, first, last, tj, items, subgroup_slots };
         let mut buffers = Vec::new();
         if first {
             buffers.push(input.raw().clone());
@@ -114,6 +129,25 @@ pub(crate) fn run(
     dev.launch(launches)?;
     drop(temps);
     Ok(final_out)
+}
+
+/// `rows` contiguous rows of `r` (at most `MAX_WIDTH`) elements, one invocation per row.
+fn short_rows(
+    dev: &WgpuDevice,
+    pass: RowPass,
+    out_dtype: DType,
+    rows: usize,
+    r: usize,
+    input: &WgpuBuffer,
+) -> Result<WgpuBuffer> {
+    let rows32 = u32::try_from(rows)
+        .map_err(|_| Error::TooLarge(format!("{} over {rows} rows: more rows than u32 counts", pass.kind.name())))?;
+    let out = dev.alloc(out_dtype, rows)?;
+    let kernel = dev.kernel(KernelKey::ReduceRows(pass), || Ok(reduce_rows::kernel(&pass)))?;
+    let groups = rows.div_ceil(ROWS_PER_GROUP as usize) as u64;
+    let buffers = vec![input.raw().clone(), out.raw().clone()];
+    dev.launch(vec![Launch { kernel, buffers, params: vec![rows32, r as u32, r as u32], groups }])?;
+    Ok(out)
 }
 
 fn one(d: DType) -> Scalar {

@@ -48,3 +48,20 @@ pub fn device() -> Option<Device> {
 pub fn has_f64(dev: &Device) -> bool {
     dev.info().details.iter().any(|(k, v)| k == "shader_f64" && v == "true")
 }
+
+/// The device under test, and beside it, when it has subgroups, the same adapter opened
+/// without them (`WgpuDevice::open_with_subgroups(_, false)`), so both the subgroup path
+/// and the barrier fallback of the reductions run; each with a label for failures.
+pub fn devices() -> Vec<(&'static str, Device)> {
+    let Some(dev) = wgpu_device() else { return Vec::new() };
+    let mut all = Vec::new();
+    if dev.has_subgroups() {
+        let fallback = WgpuDevice::open_with_subgroups(ordinal(), false)
+            .unwrap_or_else(|e| panic!("wgpu device {} without subgroups could not be opened: {e}", ordinal()));
+        assert!(!fallback.has_subgroups());
+        all.push(("barrier fallback", Device::from_backend(Arc::new(fallback))));
+    }
+    let label = if dev.has_subgroups() { "subgroups" } else { "no subgroups on this adapter" };
+    all.push((label, Device::from_backend(dev)));
+    all
+}

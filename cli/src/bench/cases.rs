@@ -8,12 +8,14 @@ use super::timing::{median_secs, median_secs_pair, median_secs_per_call_pair, Re
 use super::BenchError;
 
 /// The benchmark names, in the order they run (also the names in `--json`).
-pub const NAMES: [&str; 31] = [
+pub const NAMES: [&str; 32] = [
     "map_axpy_f32",
     "sum_f32",
     // Reductions along many short rows (see `rows.rs`).
     "sum_rows_f32",
     "argmin_rows_f32",
+    // A narrow product (see `shapes.rs`).
+    "matmul_skinny_f32",
     "matmul_f32_1024",
     "matmul_f32_2048",
     "uniform_f32",
@@ -63,7 +65,7 @@ pub struct Config {
     pub small_len: usize,
     /// Calls per timed batch of the small map.
     pub small_calls: usize,
-    /// Rows of the short-row reductions (`[rows, 8]`).
+    /// Rows of the short-row reductions (`[rows, 8]`) and the skinny matmul (`[rows, 16]`).
     pub short_rows: usize,
     /// Repetitions of the streaming benchmarks and the small map's batches.
     pub stream_reps: Reps,
@@ -107,6 +109,7 @@ pub fn run(name: &str, device: &Device, cfg: &Config) -> Result<Figures, BenchEr
         "sum_f32" => sum(device, cfg),
         "sum_rows_f32" => super::rows::sum_rows(device, cfg),
         "argmin_rows_f32" => super::rows::argmin_rows(device, cfg),
+        "matmul_skinny_f32" => super::shapes::matmul_skinny(device, cfg),
         "matmul_f32_1024" => matmul(device, cfg.matmul_sizes[0], cfg),
         "matmul_f32_2048" => matmul(device, cfg.matmul_sizes[1], cfg),
         "uniform_f32" => uniform(device, cfg),
